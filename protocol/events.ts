@@ -1,0 +1,149 @@
+/** Journal event messages (`msg`) and the event envelope. Strict objects. */
+import { z } from 'zod';
+import {
+  ApprovalDecisionSchema,
+  ApprovalPolicySchema,
+  CountSchema,
+  IdentifierSchema,
+  MillisSchema,
+  ModelInfoSchema,
+  TokenUsageSchema,
+} from './common.js';
+
+const msg = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
+  z.strictObject({ type: z.literal(type), ...shape });
+
+/** Session created/configured. */
+export const SessionConfiguredMsgSchema = msg('session_configured', {
+  session_id: IdentifierSchema,
+  model: ModelInfoSchema,
+  cwd: z.string(),
+  approval_policy: ApprovalPolicySchema,
+  title: z.string().nullable(),
+});
+/** A user message was admitted; mode tells how it joined. */
+export const UserMessageMsgSchema = msg('user_message', {
+  text: z.string(),
+  mode: z.enum(['turn', 'queued', 'steer']),
+});
+export const TurnStartedMsgSchema = msg('turn_started', { turn_id: IdentifierSchema });
+export const AgentMessageDeltaMsgSchema = msg('agent_message_delta', { delta: z.string() });
+/** Full reply of one model step. */
+export const AgentMessageMsgSchema = msg('agent_message', { text: z.string() });
+export const ToolCallBeginMsgSchema = msg('tool_call_begin', {
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  arguments: z.unknown(),
+});
+export const ExecOutputDeltaMsgSchema = msg('exec_output_delta', {
+  call_id: z.string().min(1),
+  stream: z.enum(['stdout', 'stderr']),
+  chunk: z.string(),
+});
+export const ToolCallEndMsgSchema = msg('tool_call_end', {
+  call_id: z.string().min(1),
+  status: z.enum(['ok', 'error', 'denied', 'interrupted']),
+  output: z.string(),
+  exit_code: z.number().int().nullable().optional(),
+  duration_ms: z.number().nonnegative(),
+});
+/** A tool call waits for `exec_approval`; also the descriptor's `pending_approval`. */
+export const ExecApprovalRequestMsgSchema = msg('exec_approval_request', {
+  approval_id: IdentifierSchema,
+  call_id: z.string().min(1),
+  tool: z.string().min(1),
+  arguments: z.unknown(),
+  cwd: z.string(),
+});
+export const ApprovalResolvedMsgSchema = msg('approval_resolved', {
+  approval_id: IdentifierSchema,
+  decision: ApprovalDecisionSchema,
+});
+/** Usage of the last model call and running session total. */
+export const TokenUsageMsgSchema = msg('token_usage', {
+  usage: TokenUsageSchema,
+  total: TokenUsageSchema,
+});
+/** A turn continues after restart (turn id is on the envelope). */
+export const TurnResumedMsgSchema = msg('turn_resumed', { attempt: z.number().int().positive() });
+export const TurnCompleteMsgSchema = msg('turn_complete', {
+  last_message: z.string().nullable(),
+  model_calls: CountSchema,
+  tool_calls: CountSchema,
+  failed_tool_calls: CountSchema,
+  usage: TokenUsageSchema,
+  duration_ms: z.number().nonnegative(),
+});
+export const TurnInterruptedMsgSchema = msg('turn_interrupted', { reason: z.string() });
+export const TurnFailedMsgSchema = msg('turn_failed', {
+  error: z.strictObject({ code: z.string(), message: z.string() }),
+});
+/** Model switched; ModelInfo fields flat. */
+export const ModelChangedMsgSchema = msg('model_changed', { ...ModelInfoSchema.shape });
+export const WarningMsgSchema = msg('warning', { message: z.string() });
+export const SessionResumeRequestedMsgSchema = msg('session_resume_requested', {
+  session_id: IdentifierSchema,
+  context: z.unknown(),
+});
+export const CapabilityOutputMsgSchema = msg('capability_output', {
+  capability: z.string(),
+  command: z.string(),
+  output: z.unknown(),
+});
+
+export type SessionConfiguredMsg = z.infer<typeof SessionConfiguredMsgSchema>;
+export type UserMessageMsg = z.infer<typeof UserMessageMsgSchema>;
+export type TurnStartedMsg = z.infer<typeof TurnStartedMsgSchema>;
+export type AgentMessageDeltaMsg = z.infer<typeof AgentMessageDeltaMsgSchema>;
+export type AgentMessageMsg = z.infer<typeof AgentMessageMsgSchema>;
+export type ToolCallBeginMsg = z.infer<typeof ToolCallBeginMsgSchema>;
+export type ExecOutputDeltaMsg = z.infer<typeof ExecOutputDeltaMsgSchema>;
+export type ToolCallEndMsg = z.infer<typeof ToolCallEndMsgSchema>;
+export type ExecApprovalRequestMsg = z.infer<typeof ExecApprovalRequestMsgSchema>;
+export type ApprovalResolvedMsg = z.infer<typeof ApprovalResolvedMsgSchema>;
+export type TokenUsageMsg = z.infer<typeof TokenUsageMsgSchema>;
+export type TurnResumedMsg = z.infer<typeof TurnResumedMsgSchema>;
+export type TurnCompleteMsg = z.infer<typeof TurnCompleteMsgSchema>;
+export type TurnInterruptedMsg = z.infer<typeof TurnInterruptedMsgSchema>;
+export type TurnFailedMsg = z.infer<typeof TurnFailedMsgSchema>;
+export type ModelChangedMsg = z.infer<typeof ModelChangedMsgSchema>;
+export type WarningMsg = z.infer<typeof WarningMsgSchema>;
+export type SessionResumeRequestedMsg = z.infer<typeof SessionResumeRequestedMsgSchema>;
+export type CapabilityOutputMsg = z.infer<typeof CapabilityOutputMsgSchema>;
+
+/** Any event message, discriminated on `type`. */
+export const EventMsgSchema = z.discriminatedUnion('type', [
+  SessionConfiguredMsgSchema,
+  UserMessageMsgSchema,
+  TurnStartedMsgSchema,
+  AgentMessageDeltaMsgSchema,
+  AgentMessageMsgSchema,
+  ToolCallBeginMsgSchema,
+  ExecOutputDeltaMsgSchema,
+  ToolCallEndMsgSchema,
+  ExecApprovalRequestMsgSchema,
+  ApprovalResolvedMsgSchema,
+  TokenUsageMsgSchema,
+  TurnResumedMsgSchema,
+  TurnCompleteMsgSchema,
+  TurnInterruptedMsgSchema,
+  TurnFailedMsgSchema,
+  ModelChangedMsgSchema,
+  WarningMsgSchema,
+  SessionResumeRequestedMsgSchema,
+  CapabilityOutputMsgSchema,
+]);
+export type EventMsg = z.infer<typeof EventMsgSchema>;
+/** The event message variant with the given `type`. */
+export type EventMsgOf<T extends EventMsg['type']> = Extract<EventMsg, { type: T }>;
+/** All event message type names. */
+export type EventMsgType = EventMsg['type'];
+
+/** Journaled event envelope. */
+export const EventSchema = z.strictObject({
+  submission_id: IdentifierSchema.nullable(),
+  turn_id: IdentifierSchema.nullable(),
+  ts: MillisSchema,
+  msg: EventMsgSchema,
+});
+export type Event = z.infer<typeof EventSchema>;

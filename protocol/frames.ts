@@ -1,0 +1,226 @@
+/** Client and server frames. Client frames are strict (unknown fields rejected). */
+import { z } from 'zod';
+import { LIMITS } from './limits.js';
+import {
+  ApprovalPolicySchema,
+  CountSchema,
+  IdentifierSchema,
+  MillisSchema,
+  ModelInfoSchema,
+  ReqIdSchema,
+} from './common.js';
+import { EventSchema, ExecApprovalRequestMsgSchema } from './events.js';
+import { SubmissionSchema } from './ops.js';
+
+// ---------- client → server ----------
+
+/** First frame of a connection. `protocol` is any int so the server can answer `protocol` errors. */
+export const HelloSchema = z.strictObject({
+  type: z.literal('hello'),
+  protocol: z.number().int(),
+  client: z.string().max(256).optional(),
+  token: z.string().max(4096).optional(),
+});
+export type Hello = z.infer<typeof HelloSchema>;
+
+/** Session options chosen at creation; omitted fields come from config. */
+export const CreateSessionConfigSchema = z.strictObject({
+  model_route: IdentifierSchema.optional(),
+  cwd: z.string().min(1).max(4096).optional(),
+  approval_policy: ApprovalPolicySchema.optional(),
+  title: z.string().max(LIMITS.nameMaxBytes).optional(),
+});
+export type CreateSessionConfig = z.infer<typeof CreateSessionConfigSchema>;
+
+export const CreateSessionSchema = z.strictObject({
+  type: z.literal('create_session'),
+  req_id: ReqIdSchema,
+  config: CreateSessionConfigSchema.default({}),
+});
+export type CreateSession = z.infer<typeof CreateSessionSchema>;
+
+/** Page sessions, newest first; `before` is a session id cursor. */
+export const ListSessionsSchema = z.strictObject({
+  type: z.literal('list_sessions'),
+  req_id: ReqIdSchema,
+  limit: z.number().int().min(1).max(1000).optional(),
+  before: IdentifierSchema.optional(),
+});
+export type ListSessions = z.infer<typeof ListSessionsSchema>;
+
+export const AttachSchema = z.strictObject({
+  type: z.literal('attach'),
+  req_id: ReqIdSchema,
+  session_id: IdentifierSchema,
+  replay_batches: z.number().int().min(0).max(10000).optional(),
+  after_sequence: z.number().int().min(0).optional(),
+});
+export type Attach = z.infer<typeof AttachSchema>;
+
+export const DetachSchema = z.strictObject({
+  type: z.literal('detach'),
+  req_id: ReqIdSchema,
+  session_id: IdentifierSchema,
+});
+export type Detach = z.infer<typeof DetachSchema>;
+
+export const HistorySchema = z.strictObject({
+  type: z.literal('history'),
+  req_id: ReqIdSchema,
+  session_id: IdentifierSchema,
+  before_sequence: z.number().int().min(1),
+  limit: z.number().int().min(1).max(1000).optional(),
+});
+export type History = z.infer<typeof HistorySchema>;
+
+export const SubmitSchema = z.strictObject({
+  type: z.literal('submit'),
+  session_id: IdentifierSchema,
+  submission: SubmissionSchema,
+});
+export type Submit = z.infer<typeof SubmitSchema>;
+
+/** Any client frame, discriminated on `type`. */
+export const ClientFrameSchema = z.discriminatedUnion('type', [
+  HelloSchema,
+  CreateSessionSchema,
+  ListSessionsSchema,
+  AttachSchema,
+  DetachSchema,
+  HistorySchema,
+  SubmitSchema,
+]);
+export type ClientFrame = z.infer<typeof ClientFrameSchema>;
+
+// ---------- server → client ----------
+
+export const WelcomeSchema = z.strictObject({
+  type: z.literal('welcome'),
+  protocol: z.number().int(),
+  server: z.string(),
+});
+export type Welcome = z.infer<typeof WelcomeSchema>;
+
+/** Error codes of the `error` frame. */
+export const ErrorCodeSchema = z.enum([
+  'protocol',
+  'unauthorized',
+  'invalid_frame',
+  'invalid_submission',
+  'busy',
+  'stopped',
+  'unknown_session',
+  'internal',
+]);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+export const ErrorFrameSchema = z.strictObject({
+  type: z.literal('error'),
+  code: ErrorCodeSchema,
+  message: z.string(),
+  req_id: z.string().optional(),
+  submission_id: z.string().optional(),
+});
+export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
+
+export const SessionStatusSchema = z.enum(['idle', 'running', 'awaiting_approval']);
+export type SessionStatus = z.infer<typeof SessionStatusSchema>;
+
+/** Session descriptor; `pending_approval` is the full `exec_approval_request` msg (with `type`). */
+export const SessionDescriptorSchema = z.strictObject({
+  session_id: IdentifierSchema,
+  title: z.string().nullable(),
+  created_at: MillisSchema,
+  updated_at: MillisSchema,
+  status: SessionStatusSchema,
+  model: ModelInfoSchema,
+  cwd: z.string(),
+  approval_policy: ApprovalPolicySchema,
+  head_sequence: CountSchema,
+  active_turn_id: IdentifierSchema.nullable(),
+  pending_approval: ExecApprovalRequestMsgSchema.nullable(),
+});
+export type SessionDescriptor = z.infer<typeof SessionDescriptorSchema>;
+
+export const SessionCreatedSchema = z.strictObject({
+  type: z.literal('session_created'),
+  req_id: z.string(),
+  session: SessionDescriptorSchema,
+});
+export type SessionCreated = z.infer<typeof SessionCreatedSchema>;
+
+export const SessionsSchema = z.strictObject({
+  type: z.literal('sessions'),
+  req_id: z.string(),
+  sessions: z.array(SessionDescriptorSchema),
+  next_before: IdentifierSchema.nullable(),
+});
+export type Sessions = z.infer<typeof SessionsSchema>;
+
+export const AttachedSchema = z.strictObject({
+  type: z.literal('attached'),
+  req_id: z.string(),
+  session: SessionDescriptorSchema,
+  head_sequence: CountSchema,
+  next_before_sequence: z.number().int().min(1).nullable(),
+});
+export type Attached = z.infer<typeof AttachedSchema>;
+
+export const DetachedSchema = z.strictObject({
+  type: z.literal('detached'),
+  req_id: z.string(),
+  session_id: IdentifierSchema,
+});
+export type Detached = z.infer<typeof DetachedSchema>;
+
+/** One committed journal batch; sequences are 1, 2, 3, … per session. */
+export const BatchFrameSchema = z.strictObject({
+  type: z.literal('batch'),
+  session_id: IdentifierSchema,
+  sequence: z.number().int().min(1),
+  committed_at: MillisSchema,
+  events: z.array(EventSchema),
+});
+export type BatchFrame = z.infer<typeof BatchFrameSchema>;
+
+export const HistoryFrameSchema = z.strictObject({
+  type: z.literal('history'),
+  req_id: z.string(),
+  session_id: IdentifierSchema,
+  batches: z.array(BatchFrameSchema),
+  next_before_sequence: z.number().int().min(1).nullable(),
+});
+export type HistoryFrame = z.infer<typeof HistoryFrameSchema>;
+
+/** The submission entered the inbox (nothing more). */
+export const QueuedSchema = z.strictObject({
+  type: z.literal('queued'),
+  session_id: IdentifierSchema,
+  submission_id: IdentifierSchema,
+  ingress_seq: CountSchema,
+});
+export type Queued = z.infer<typeof QueuedSchema>;
+
+/** A `message` submission is durably committed. */
+export const AdmittedSchema = z.strictObject({
+  type: z.literal('admitted'),
+  session_id: IdentifierSchema,
+  submission_id: IdentifierSchema,
+  outcome: z.enum(['accepted', 'already_accepted']),
+});
+export type Admitted = z.infer<typeof AdmittedSchema>;
+
+/** Any server frame, discriminated on `type`. */
+export const ServerFrameSchema = z.discriminatedUnion('type', [
+  WelcomeSchema,
+  ErrorFrameSchema,
+  SessionCreatedSchema,
+  SessionsSchema,
+  AttachedSchema,
+  DetachedSchema,
+  HistoryFrameSchema,
+  QueuedSchema,
+  AdmittedSchema,
+  BatchFrameSchema,
+]);
+export type ServerFrame = z.infer<typeof ServerFrameSchema>;

@@ -1,0 +1,178 @@
+/**
+ * `agentd serve`: run the daemon (runtime.md §8).
+ *
+ * Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad usage or an
+ * invalid configuration file (the message names the bad field).
+ */
+import { InvalidArgumentError, type Command } from 'commander';
+import { pino, type Logger } from 'pino';
+import { loadConfig, type Config } from '../config/config.js';
+import { ConfigError } from '../errors.js';
+import { startServer, isLoopbackHost, type AgentdServer } from '../server/index.js';
+import { SessionHost } from '../session/host.js';
+import {
+  ensureDataDir,
+  isProcessAlive,
+  readDaemonInfo,
+  removeDaemonInfo,
+  resolveDataDir,
+  resolveServerToken,
+  writeDaemonInfo,
+} from './data-dir.js';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir?: string;
+  config?: string;
+  token?: string;
+  auth: boolean;
+  logLevel: string;
+}
+
+/** Raised for problems the user must fix; `exitCode` 2 = usage/config. */
+class StartupError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Give up on a clean shutdown after this long. */
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new InvalidArgumentError('must be an integer from 0 to 65535 (0 = any free port)');
+  }
+  return n;
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the daemon: serve protocol v1 at ws://HOST:PORT/v1 and /healthz')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, 7777)
+    .option('--data-dir <dir>', 'data directory (default: $AGENTD_HOME or ~/.local/share/agentd)')
+    .option('--config <file>', 'configuration file (default: DATA_DIR/config.json if present)')
+    .option('--token <token>', 'client token (default: $AGENTD_TOKEN, else DATA_DIR/token, generated on first start)')
+    .option('--no-auth', 'accept clients without a token (loopback hosts only)')
+    .option('--log-level <level>', 'pino log level for stderr', process.env.AGENTD_LOG_LEVEL ?? 'info')
+    .action(async (opts: ServeOptions) => {
+      const version = program.version() ?? '0.0.0';
+      try {
+        await serve(opts, version);
+      } catch (err) {
+        if (err instanceof ConfigError || err instanceof StartupError) {
+          process.stderr.write(`agentd serve: ${err.message}\n`);
+          process.exit(err instanceof StartupError ? err.exitCode : 2);
+        }
+        throw err;
+      }
+    });
+}
+
+function makeLogger(level: string): Logger {
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (!levels.includes(level)) throw new StartupError(`--log-level: must be one of ${levels.join(', ')}`, 2);
+  return pino({ name: 'agentd', level }, pino.destination({ dest: 2, sync: true }));
+}
+
+/** Refuse to share a data dir with a daemon that is still serving it. */
+async function checkNotRunning(dataDir: string): Promise<void> {
+  const info = readDaemonInfo(dataDir);
+  if (!info || info.pid === process.pid || !isProcessAlive(info.pid)) return;
+  try {
+    const health = new URL(info.url.replace(/^ws/, 'http') + '/healthz');
+    const res = await fetch(health, { signal: AbortSignal.timeout(1000) });
+    const body = (await res.json()) as { pid?: unknown };
+    if (body.pid === info.pid) {
+      throw new StartupError(`another agentd (pid ${info.pid}) is serving ${dataDir} at ${info.url}`, 1);
+    }
+  } catch (err) {
+    if (err instanceof StartupError) throw err;
+    // Not answering: a stale daemon.json whose pid was reused.
+  }
+}
+
+export async function serve(opts: ServeOptions, version: string): Promise<void> {
+  const token = opts.auth ? (opts.token ?? process.env.AGENTD_TOKEN) : undefined;
+  if (!opts.auth && !isLoopbackHost(opts.host)) {
+    throw new StartupError(`--no-auth is only allowed on a loopback host (127.0.0.1, ::1, localhost), not ${opts.host}`, 2);
+  }
+  const logger = makeLogger(opts.logLevel);
+  const dataDir = ensureDataDir(resolveDataDir(opts.dataDir));
+  const config: Config = loadConfig(dataDir, opts.config); // throws ConfigError
+  await checkNotRunning(dataDir);
+  const auth = opts.auth ? resolveServerToken(dataDir, token) : null;
+  if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
+
+  let host: SessionHost;
+  try {
+    host = SessionHost.open({ dataDir, config, logger });
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
+  }
+
+  let server: AgentdServer;
+  try {
+    server = await startServer({
+      sessions: host,
+      host: opts.host,
+      port: opts.port,
+      token: auth?.token ?? null,
+      serverName: `agentd/${version}`,
+      logger,
+      health: () => hostHealth(host),
+    });
+  } catch (err) {
+    await host.close().catch(() => undefined);
+    throw new StartupError(`cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`, 1);
+  }
+
+  writeDaemonInfo(dataDir, { url: server.url, pid: process.pid, auth: opts.auth, started_at: Date.now(), version });
+  logger.info({ url: `${server.url}/v1`, data_dir: dataDir, auth: opts.auth }, 'listening');
+  process.stdout.write(`agentd listening on ${server.url}\n`);
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without a clean shutdown');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error('clean shutdown timed out');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    let code = 0;
+    server.stopAccepting();
+    try {
+      await host.close(); // finishes the last commit; attached clients still get it
+    } catch (err) {
+      logger.error({ err }, 'closing the session host failed');
+      code = 1;
+    }
+    await server.close(2000);
+    removeDaemonInfo(dataDir);
+    clearTimeout(timer);
+    logger.info('stopped');
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/** Optional statistics of the session host for /healthz (whatever it exposes). */
+function hostHealth(host: SessionHost): Record<string, unknown> {
+  const h = host as unknown as { stats?: () => Record<string, unknown>; residentCount?: () => number };
+  if (typeof h.stats === 'function') return h.stats();
+  if (typeof h.residentCount === 'function') return { sessions_resident: h.residentCount() };
+  return {};
+}

@@ -1,0 +1,36 @@
+/** Errors raised by the protocol client. */
+
+/** The server answered a request or submission with an `error` frame. */
+export class ServerError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly reqId?: string,
+    readonly submissionId?: string,
+  ) {
+    super(message);
+    this.name = 'ServerError';
+  }
+}
+
+/**
+ * The connection could not be opened, was refused, or closed before an answer came.
+ * `retryable` is false when trying again cannot help (bad token, protocol mismatch).
+ */
+export class ConnectionError extends Error {
+  constructor(
+    message: string,
+    readonly retryable = true,
+    readonly closeCode?: number,
+  ) {
+    super(message);
+    this.name = 'ConnectionError';
+  }
+}
+
+/** A short one-line description of any error, for status lines and CLI messages. */
+export function describeError(err: unknown): string {
+  if (err instanceof ServerError) return `${err.code}: ${err.message}`;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,123 @@
+/**
+ * The daemon's configuration file (runtime.md §8): schema, defaults and loading.
+ * Validation errors name the offending field.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import type { ModelRoute } from '../model/types.js';
+
+const RouteSchema = z.strictObject({
+  provider: z.enum(['scripted', 'openai']),
+  model: z.string().min(1).optional(),
+  base_url: z.url().optional(),
+  api_key_env: z.string().min(1).optional(),
+  context_window: z.int().positive().optional(),
+  reasoning_efforts: z.array(z.string().min(1)).optional(),
+});
+
+const PositiveInt = z.int().positive();
+
+export const ConfigSchema = z.strictObject({
+  models: z
+    .strictObject({
+      default: z.string().min(1).default('scripted'),
+      routes: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'route names are 1–128 of [A-Za-z0-9._:-]'), RouteSchema).default({}),
+    })
+    .prefault({}),
+  approval_policy: z.enum(['ask', 'auto']).default('ask'),
+  workspace: z.string().min(1).optional(),
+  limits: z
+    .strictObject({
+      inbox_capacity: PositiveInt.max(100_000).default(64),
+      max_model_steps: PositiveInt.default(2042),
+      model_idle_timeout_ms: PositiveInt.default(60_000),
+      max_output_recovery_attempts: z.int().min(0).default(2),
+      doom_loop_threshold: z.int().min(2).default(3),
+      shell_timeout_ms: PositiveInt.default(120_000),
+      shell_output_cap_bytes: PositiveInt.default(1024 * 1024),
+      evict_idle_ms: z.int().min(0).default(30_000),
+    })
+    .prefault({}),
+  recovery: z
+    .strictObject({
+      policy: z.enum(['continue', 'interrupt']).default('continue'),
+      max_recovery_attempts: z.int().min(0).default(3),
+    })
+    .prefault({}),
+  journal: z
+    .strictObject({
+      synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
+      group_commit_ms: z.int().min(0).max(1000).default(2),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Parse a config object; throws ConfigError naming the first bad field. */
+export function parseConfig(raw: unknown, source = 'config'): Config {
+  const result = ConfigSchema.safeParse(raw ?? {});
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const path = issue.path.length ? issue.path.join('.') : '(root)';
+    throw new ConfigError(`${source}: ${path}: ${issue.message}`);
+  }
+  const config = result.data;
+  const routes = resolveRoutes(config);
+  if (!routes.has(config.models.default)) {
+    throw new ConfigError(`${source}: models.default: no route named "${config.models.default}"`);
+  }
+  for (const [name, route] of Object.entries(config.models.routes)) {
+    if (route.provider === 'openai' && !route.model) {
+      throw new ConfigError(`${source}: models.routes.${name}.model: required for provider "openai"`);
+    }
+  }
+  return config;
+}
+
+/** The embedded defaults: the scripted model, approval policy ask. */
+export function defaultConfig(): Config {
+  return parseConfig({});
+}
+
+/**
+ * Load `--config FILE` if given, else DATA_DIR/config.json if present, else defaults.
+ * Throws ConfigError with the file name and field on any problem.
+ */
+export function loadConfig(dataDir: string, file?: string): Config {
+  const path = file ?? join(dataDir, 'config.json');
+  if (!file && !existsSync(path)) return defaultConfig();
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${path}: cannot read: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${path}: not valid JSON: ${(err as Error).message}`);
+  }
+  return parseConfig(raw, path);
+}
+
+/** All routes by name, the embedded `scripted` route always included. */
+export function resolveRoutes(config: Config): Map<string, ModelRoute> {
+  const routes = new Map<string, ModelRoute>();
+  routes.set('scripted', { route: 'scripted', provider: 'scripted', model: 'scripted', context_window: null });
+  for (const [name, r] of Object.entries(config.models.routes)) {
+    routes.set(name, {
+      route: name,
+      provider: r.provider,
+      model: r.model ?? name,
+      ...(r.base_url !== undefined && { base_url: r.base_url }),
+      ...(r.api_key_env !== undefined && { api_key_env: r.api_key_env }),
+      context_window: r.context_window ?? null,
+      ...(r.reasoning_efforts !== undefined && { reasoning_efforts: r.reasoning_efforts }),
+    });
+  }
+  return routes;
+}

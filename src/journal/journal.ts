@@ -1,0 +1,216 @@
+/**
+ * The Journal: one SQLite database (WAL) holding every session's batches, checkpoint,
+ * model transcript and admitted submission ids. A batch and the checkpoint as it stands
+ * after it are written in one transaction, so the journal never holds events without the
+ * state they produced, or the reverse.
+ */
+import Database from 'better-sqlite3';
+import { JournalError } from '../errors.js';
+import { migrate } from './migrations.js';
+import type { Event } from '../../protocol/index.js';
+import type { CommittedBatch } from '../session/api.js';
+
+/** What one commit writes for one session. */
+export interface BatchWrite {
+  sessionId: string;
+  /** Must be head_sequence + 1; the primary key refuses anything else. */
+  sequence: number;
+  events: Event[];
+  /** The checkpoint as it stands after these events, serialized. */
+  checkpoint: string;
+  unfinished: boolean;
+  /** Transcript items appended by this batch, starting at index `transcriptFrom`. */
+  transcriptFrom: number;
+  transcript: string[];
+  /** Message submission ids admitted by this batch. */
+  admissions: string[];
+}
+
+export interface StoredSession {
+  sessionId: string;
+  createdAt: number;
+  headSequence: number;
+  checkpoint: string;
+}
+
+export interface JournalOptions {
+  synchronous?: 'NORMAL' | 'FULL';
+  readonly?: boolean;
+}
+
+/** Serialize a batch frame once; every client gets these exact bytes. */
+export function batchFrame(sessionId: string, sequence: number, committedAt: number, eventsJson: string): string {
+  return `{"type":"batch","session_id":${JSON.stringify(sessionId)},"sequence":${sequence},"committed_at":${committedAt},"events":${eventsJson}}`;
+}
+
+interface BatchRow {
+  sequence: number;
+  committed_at: number;
+  events: string;
+}
+
+export class Journal {
+  readonly db: Database.Database;
+  private readonly stmts;
+  private readonly commitTx: (write: BatchWrite, committedAt: number, eventsJson: string | null) => void;
+
+  constructor(path: string, options: JournalOptions = {}) {
+    try {
+      this.db = new Database(path, { readonly: options.readonly ?? false });
+      if (!options.readonly) {
+        this.db.pragma('journal_mode = WAL');
+        this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
+        this.db.pragma('busy_timeout = 5000');
+        migrate(this.db);
+      }
+    } catch (err) {
+      throw new JournalError(`cannot open journal ${path}: ${(err as Error).message}`, err);
+    }
+    const db = this.db;
+    this.stmts = {
+      insertSession: db.prepare(
+        'INSERT INTO sessions (session_id, created_at, updated_at, head_sequence, unfinished, checkpoint) VALUES (?, ?, ?, 0, 0, ?)',
+      ),
+      insertBatch: db.prepare('INSERT INTO batches (session_id, sequence, committed_at, events) VALUES (?, ?, ?, ?)'),
+      updateSession: db.prepare(
+        'UPDATE sessions SET head_sequence = ?, updated_at = ?, unfinished = ?, checkpoint = ? WHERE session_id = ? AND head_sequence = ?',
+      ),
+      insertTranscript: db.prepare('INSERT INTO transcript (session_id, idx, item) VALUES (?, ?, ?)'),
+      insertAdmission: db.prepare('INSERT INTO admissions (session_id, submission_id, sequence) VALUES (?, ?, ?)'),
+      isAdmitted: db.prepare('SELECT 1 FROM admissions WHERE session_id = ? AND submission_id = ?').pluck(),
+      loadSession: db.prepare('SELECT session_id, created_at, head_sequence, checkpoint FROM sessions WHERE session_id = ?'),
+      loadTranscript: db.prepare('SELECT item FROM transcript WHERE session_id = ? ORDER BY idx').pluck(),
+      readAfter: db.prepare(
+        'SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
+      ),
+      readBefore: db.prepare(
+        'SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence < ? ORDER BY sequence DESC LIMIT ?',
+      ),
+      unfinished: db.prepare('SELECT session_id FROM sessions WHERE unfinished = 1').pluck(),
+      listFirst: db.prepare(
+        'SELECT session_id, created_at, head_sequence, checkpoint FROM sessions ORDER BY rowid DESC LIMIT ?',
+      ),
+      listBefore: db.prepare(
+        'SELECT session_id, created_at, head_sequence, checkpoint FROM sessions WHERE rowid < (SELECT rowid FROM sessions WHERE session_id = ?) ORDER BY rowid DESC LIMIT ?',
+      ),
+    };
+    this.commitTx = db.transaction((w: BatchWrite, committedAt: number, eventsJson: string | null) => {
+      if (eventsJson !== null) this.stmts.insertBatch.run(w.sessionId, w.sequence, committedAt, eventsJson);
+      const changed = this.stmts.updateSession.run(
+        w.sequence,
+        committedAt,
+        w.unfinished ? 1 : 0,
+        w.checkpoint,
+        w.sessionId,
+        eventsJson !== null ? w.sequence - 1 : w.sequence,
+      ).changes;
+      if (changed !== 1) throw new JournalError(`session ${w.sessionId}: sequence ${w.sequence} does not follow the head`);
+      for (let i = 0; i < w.transcript.length; i++) {
+        this.stmts.insertTranscript.run(w.sessionId, w.transcriptFrom + i, w.transcript[i]);
+      }
+      for (const id of w.admissions) this.stmts.insertAdmission.run(w.sessionId, id, w.sequence);
+    });
+  }
+
+  /** Register a new session with its initial checkpoint (head sequence 0). */
+  createSession(sessionId: string, createdAt: number, checkpoint: string): void {
+    this.guard(() => this.stmts.insertSession.run(sessionId, createdAt, createdAt, checkpoint));
+  }
+
+  /**
+   * Commit one batch atomically. Throws JournalError (nothing written) on any failure:
+   * disk full, read-only database, I/O error, sequence conflict.
+   */
+  commit(write: BatchWrite): CommittedBatch {
+    const committedAt = Date.now();
+    const eventsJson = JSON.stringify(write.events);
+    this.guard(() => this.commitTx(write, committedAt, eventsJson));
+    return {
+      session_id: write.sessionId,
+      sequence: write.sequence,
+      committed_at: committedAt,
+      events: write.events,
+      frame: batchFrame(write.sessionId, write.sequence, committedAt, eventsJson),
+    };
+  }
+
+  /**
+   * Commit a checkpoint change that has no events (e.g. "this tool call has started"):
+   * no batch, the head sequence stays. `write.sequence` is the current head.
+   */
+  saveCheckpoint(write: BatchWrite): void {
+    this.guard(() => this.commitTx(write, Date.now(), null));
+  }
+
+  isAdmitted(sessionId: string, submissionId: string): boolean {
+    return this.stmts.isAdmitted.get(sessionId, submissionId) !== undefined;
+  }
+
+  loadSession(sessionId: string): StoredSession | null {
+    const row = this.stmts.loadSession.get(sessionId) as
+      | { session_id: string; created_at: number; head_sequence: number; checkpoint: string }
+      | undefined;
+    return row ? toStored(row) : null;
+  }
+
+  loadTranscript(sessionId: string): string[] {
+    return this.stmts.loadTranscript.all(sessionId) as string[];
+  }
+
+  /** Ids of sessions whose checkpoint says they have unfinished work (turn or queue). */
+  unfinishedSessions(): string[] {
+    return this.stmts.unfinished.all() as string[];
+  }
+
+  /** Sessions newest first; `before` continues after that session id. */
+  listSessions(limit: number, before?: string): StoredSession[] {
+    const rows = (before ? this.stmts.listBefore.all(before, limit) : this.stmts.listFirst.all(limit)) as Array<{
+      session_id: string;
+      created_at: number;
+      head_sequence: number;
+      checkpoint: string;
+    }>;
+    return rows.map(toStored);
+  }
+
+  /** Batches with sequence > after, ascending, at most limit. */
+  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[] {
+    const rows = this.stmts.readAfter.all(sessionId, after, limit) as BatchRow[];
+    return rows.map((r) => toBatch(sessionId, r));
+  }
+
+  /** The last `limit` batches with sequence < before, ascending. */
+  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[] {
+    const rows = this.stmts.readBefore.all(sessionId, before, limit) as BatchRow[];
+    return rows.reverse().map((r) => toBatch(sessionId, r));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof JournalError) throw err;
+      throw new JournalError(`journal write failed: ${(err as Error).message}`, err);
+    }
+  }
+}
+
+function toStored(row: { session_id: string; created_at: number; head_sequence: number; checkpoint: string }): StoredSession {
+  return { sessionId: row.session_id, createdAt: row.created_at, headSequence: row.head_sequence, checkpoint: row.checkpoint };
+}
+
+function toBatch(sessionId: string, row: BatchRow): CommittedBatch {
+  return {
+    session_id: sessionId,
+    sequence: row.sequence,
+    committed_at: row.committed_at,
+    get events(): Event[] {
+      return JSON.parse(row.events) as Event[];
+    },
+    frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * Fan-out of one session's committed batches to one connection, with flow control.
+ *
+ * A subscription is either *live* (each committed batch is written to the socket as it
+ * is delivered by SessionHandle.subscribe) or *catching up* (batches are read from the
+ * journal with readAfter, a bounded page at a time). It falls back to catching up
+ * whenever the socket's buffer is above the high-water mark, and returns to live once
+ * a journal read reaches the head. Since the session's listeners run synchronously
+ * right after each commit, a journal read that comes back short has seen every batch
+ * that was ever delivered, so the switch back to live has no gap and no duplicate.
+ *
+ * The connection's memory is bounded: nothing is queued here; at most one batch is
+ * written past the high-water mark.
+ */
+import type { CommittedBatch, SessionHandle, SessionHostApi } from '../session/api.js';
+
+/** What a subscription needs from its connection. */
+export interface Outlet {
+  /** Bytes queued in the socket, not yet handed to the kernel. */
+  readonly bufferedAmount: number;
+  readonly highWaterMark: number;
+  /** Write one pre-serialized frame. */
+  write(frame: string): void;
+  /** This subscription is blocked on a full buffer: call pump() when it drains. */
+  wantDrain(sub: Subscription): void;
+}
+
+export interface SubscriptionOptions {
+  /** Batches read from the journal at once while catching up. */
+  pageSize: number;
+}
+
+export type PumpResult = 'live' | 'blocked' | 'closed';
+
+export class Subscription {
+  private lastSent: number;
+  private live = false;
+  private closed = false;
+  private readonly unsubscribe: () => void;
+
+  /**
+   * Subscribes at once: call it in the same synchronous tick as reading the head, so no
+   * commit falls in between. `after` is the last sequence the client already has.
+   */
+  constructor(
+    private readonly host: SessionHostApi,
+    readonly handle: SessionHandle,
+    after: number,
+    private readonly out: Outlet,
+    private readonly options: SubscriptionOptions,
+  ) {
+    this.lastSent = after;
+    this.unsubscribe = handle.subscribe((batch) => this.onBatch(batch));
+  }
+
+  get sessionId(): string {
+    return this.handle.id;
+  }
+
+  /** Sequence of the last batch written to the socket. */
+  get lastSentSequence(): number {
+    return this.lastSent;
+  }
+
+  get isLive(): boolean {
+    return this.live;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.live = false;
+    this.unsubscribe();
+  }
+
+  private onBatch(batch: CommittedBatch): void {
+    if (this.closed) return;
+    if (batch.sequence <= this.lastSent) return; // already sent from the journal
+    if (this.live && batch.sequence === this.lastSent + 1 && this.out.bufferedAmount < this.out.highWaterMark) {
+      this.send(batch);
+      return;
+    }
+    // Behind (full buffer, or a gap): stop writing live, catch up from the journal later.
+    if (this.live) {
+      this.live = false;
+      this.out.wantDrain(this);
+    }
+  }
+
+  private send(batch: CommittedBatch): void {
+    this.out.write(batch.frame);
+    this.lastSent = batch.sequence;
+  }
+
+  /**
+   * Write journal batches after lastSent until the buffer is full ('blocked': the
+   * subscription has asked for a drain callback) or the head is reached ('live').
+   */
+  pump(): PumpResult {
+    while (!this.closed) {
+      if (this.out.bufferedAmount >= this.out.highWaterMark) {
+        this.out.wantDrain(this);
+        return 'blocked';
+      }
+      const page = this.host.readAfter(this.handle.id, this.lastSent, this.options.pageSize);
+      for (const batch of page) {
+        if (batch.sequence !== this.lastSent + 1) {
+          throw new Error(
+            `journal of session ${this.handle.id} skips from ${this.lastSent} to ${batch.sequence}`,
+          );
+        }
+        this.send(batch);
+        if (this.closed) return 'closed';
+        if (this.out.bufferedAmount >= this.out.highWaterMark) {
+          this.out.wantDrain(this);
+          return 'blocked';
+        }
+      }
+      if (page.length < this.options.pageSize) {
+        this.live = true;
+        return 'live';
+      }
+    }
+    return 'closed';
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The session API the daemon (and tests) program against. Implemented by
+ * SessionHost (host.ts) and Session (session.ts).
+ */
+import type { CreateSessionConfig, Event, SessionDescriptor, Submission } from '../../protocol/index.js';
+
+/** One committed journal batch, as delivered to subscribers and read back for replay. */
+export interface CommittedBatch {
+  session_id: string;
+  sequence: number;
+  committed_at: number;
+  events: Event[];
+  /** The `batch` server frame, serialized once; send it as-is to every client. */
+  frame: string;
+}
+
+export type EnqueueResult =
+  | { ok: true; ingress_seq: number }
+  | { ok: false; code: 'busy' | 'stopped'; message: string };
+
+export type AdmissionOutcome = 'accepted' | 'already_accepted';
+
+/** A live (hydrated) session. */
+export interface SessionHandle {
+  readonly id: string;
+  /**
+   * Never waits: a full inbox answers busy, a stopped session stopped. For a `message`,
+   * `onAdmitted` is called once the message is durably committed (or was already).
+   * The submission must already be validated by the protocol schema.
+   */
+  submit(
+    submission: Submission,
+    onAdmitted?: (outcome: AdmissionOutcome) => void,
+    /** Called instead of onAdmitted when the message could not be committed (journal failure). */
+    onRejected?: (message: string) => void,
+  ): EnqueueResult;
+  descriptor(): SessionDescriptor;
+  /** Called synchronously after each commit, in sequence order. Returns unsubscribe. */
+  subscribe(listener: (batch: CommittedBatch) => void): () => void;
+  headSequence(): number;
+}
+
+/** Options of SessionHost.list (protocol `list_sessions`). */
+export interface ListOptions {
+  limit: number;
+  before?: string;
+}
+
+/**
+ * The registry of all sessions in one data dir: creates them, hydrates them lazily from
+ * their checkpoints, evicts idle ones, and reads the journal for replay.
+ */
+export interface SessionHostApi {
+  /** Throws AgentdError('invalid_frame') for an unknown route or a bad cwd. */
+  create(config: CreateSessionConfig): SessionDescriptor;
+  /** Newest first; `before` is a session id from the previous page. */
+  list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null };
+  /** Hydrates the session if needed; null when no such session exists. */
+  open(sessionId: string): SessionHandle | null;
+  /** Batches with sequence > after, ascending, at most `limit`. */
+  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
+  /** The last `limit` batches with sequence < before, ascending. */
+  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[];
+  /** Finish committing, stop every session's children, close the database. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,56 @@
+/**
+ * Approvals: whether the current tool call must wait for an `exec_approval`, asking for
+ * it, and applying the decision.
+ */
+import type { ApprovalDecision } from '../../protocol/index.js';
+import type { SessionDeps } from './deps.js';
+import { callKey, type SessionState } from './state.js';
+import type { Tx } from './tx.js';
+
+/** Does the current call of the active turn wait for approval? */
+export function currentCallNeedsApproval(state: SessionState, deps: SessionDeps): boolean {
+  const current = state.turn?.calls[0];
+  if (!current || current.approved || state.approval_policy !== 'ask') return false;
+  const tool = deps.tools.get(current.call.tool);
+  if (!tool?.needsApproval) return false;
+  return !state.approved_for_session.includes(callKey(current.call));
+}
+
+/** Ask for approval of the current call. */
+export function requestApproval(tx: Tx, deps: SessionDeps): void {
+  const current = tx.turn.calls[0];
+  if (!current) return;
+  const request = {
+    type: 'exec_approval_request' as const,
+    approval_id: deps.newId('appr'),
+    call_id: current.call.call_id,
+    tool: current.call.tool,
+    arguments: current.call.arguments,
+    cwd: tx.state.cwd,
+  };
+  tx.setTurn({ approval: request });
+  tx.emit(request);
+}
+
+/**
+ * Apply a decision to the pending approval. Returns what the turn does next: run the
+ * call, skip it (denied), or end the turn (abort).
+ */
+export function resolveApproval(
+  tx: Tx,
+  decision: ApprovalDecision,
+  submissionId: string,
+): 'run' | 'denied' | 'abort' {
+  const turn = tx.turn;
+  const approval = turn.approval!;
+  tx.emit({ type: 'approval_resolved', approval_id: approval.approval_id, decision }, { submission_id: submissionId });
+  const [current, ...rest] = turn.calls;
+  tx.setTurn({ approval: null });
+  if (decision === 'abort') return 'abort';
+  if (decision === 'deny') return 'denied';
+  if (decision === 'approve_for_session' && current) {
+    tx.set({ approved_for_session: [...tx.state.approved_for_session, callKey(current.call)] });
+  }
+  if (current) tx.setTurn({ calls: [{ ...current, approved: true }, ...rest] });
+  return 'run';
+}

@@ -1,0 +1,239 @@
+/**
+ * SessionHost: the registry of every session in one data dir. Creates sessions, hydrates
+ * them lazily from their checkpoints, recovers those with unfinished work at start-up,
+ * evicts quiet ones with no subscribers, and reads the journal for replay.
+ */
+import { mkdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { customAlphabet } from 'nanoid';
+import type { Logger } from 'pino';
+import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
+import { resolveRoutes, type Config } from '../config/config.js';
+import { AgentdError } from '../errors.js';
+import { Journal } from '../journal/journal.js';
+import { createModelClient } from '../model/registry.js';
+import type { ModelClient, ModelRoute } from '../model/types.js';
+import { createTools } from '../tools/index.js';
+import type { Tool } from '../tools/types.js';
+import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
+import type { OtherSession } from './deps.js';
+import { Session } from './session.js';
+import { CHECKPOINT_VERSION, parseCheckpoint, toDescriptor, ZERO_USAGE, type SessionState } from './state.js';
+import { Tx } from './tx.js';
+
+const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
+
+export interface SessionHostOptions {
+  dataDir: string;
+  config: Config;
+  logger?: Logger;
+  /** Override the model client per route (tests, benchmarks). */
+  modelClient?: (route: ModelRoute) => ModelClient;
+}
+
+export class SessionHost implements SessionHostApi {
+  readonly journal: Journal;
+  private readonly sessions = new Map<string, Session>();
+  private readonly evictTimers = new Map<string, NodeJS.Timeout>();
+  private readonly routes: Map<string, ModelRoute>;
+  private readonly tools: Map<string, Tool>;
+  private closed = false;
+
+  private constructor(private readonly options: SessionHostOptions) {
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    this.journal = new Journal(join(options.dataDir, 'agentd.db'), { synchronous: options.config.journal.synchronous });
+    this.routes = resolveRoutes(options.config);
+    this.tools = createTools(options.config);
+  }
+
+  /** Open the data dir's journal and recover every session with unfinished work. */
+  static open(options: SessionHostOptions): SessionHost {
+    const host = new SessionHost(options);
+    host.recoverAll();
+    return host;
+  }
+
+  /** Hydrate (and so recover) each session whose checkpoint says work was left. */
+  private recoverAll(): void {
+    for (const id of this.journal.unfinishedSessions()) {
+      try {
+        this.open(id);
+        this.options.logger?.info({ session_id: id }, 'recovered session with unfinished work');
+      } catch (err) {
+        this.options.logger?.error({ err, session_id: id }, 'session recovery failed');
+      }
+    }
+  }
+
+  create(config: CreateSessionConfig): SessionDescriptor {
+    const { config: cfg } = this.options;
+    const routeName = config.model_route ?? cfg.models.default;
+    const route = this.routes.get(routeName);
+    if (!route) throw new AgentdError('invalid_frame', `config.model_route: unknown model route "${routeName}"`);
+    const cwd = resolve(config.cwd ?? cfg.workspace ?? process.cwd());
+    let isDir = false;
+    try {
+      isDir = statSync(cwd).isDirectory();
+    } catch {
+      /* missing */
+    }
+    if (!isDir) throw new AgentdError('invalid_frame', `config.cwd: "${cwd}" is not an existing directory`);
+    const now = Date.now();
+    const state: SessionState = {
+      version: CHECKPOINT_VERSION,
+      session_id: `s_${nanoid()}`,
+      title: config.title ?? null,
+      created_at: now,
+      updated_at: now,
+      cwd,
+      approval_policy: config.approval_policy ?? cfg.approval_policy,
+      model: { route: route.route, model: route.model, reasoning_effort: null, context_window: route.context_window },
+      last_ingress_seq: 0,
+      queue: [],
+      turn: null,
+      approved_for_session: [],
+      usage_total: ZERO_USAGE,
+      transcript_length: 0,
+    };
+    this.journal.createSession(state.session_id, now, JSON.stringify(state));
+    const session = this.hydrate(state, 0);
+    const tx = new Tx(state).emit({
+      type: 'session_configured',
+      session_id: state.session_id,
+      model: state.model,
+      cwd: state.cwd,
+      approval_policy: state.approval_policy,
+      title: state.title,
+    });
+    // The first batch is journaled directly: the session has not seen any submission yet.
+    const batch = this.journal.commit({
+      sessionId: state.session_id,
+      sequence: 1,
+      events: tx.events,
+      checkpoint: JSON.stringify(state),
+      unfinished: false,
+      transcriptFrom: 0,
+      transcript: [],
+      admissions: [],
+    });
+    session.stop();
+    this.sessions.delete(state.session_id);
+    const fresh = this.hydrate(state, batch.sequence);
+    this.scheduleEviction(fresh);
+    return fresh.descriptor();
+  }
+
+  list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {
+    const rows = this.journal.listSessions(options.limit + 1, options.before);
+    const page = rows.slice(0, options.limit);
+    const sessions = page.map((row) => {
+      const live = this.sessions.get(row.sessionId);
+      return live ? live.descriptor() : toDescriptor(parseCheckpoint(row.checkpoint), row.headSequence);
+    });
+    return { sessions, next_before: rows.length > options.limit ? page[page.length - 1]!.sessionId : null };
+  }
+
+  open(sessionId: string): Session | null {
+    if (this.closed) throw new AgentdError('stopped', 'the daemon is shutting down');
+    const live = this.sessions.get(sessionId);
+    if (live) {
+      this.touch(live);
+      return live;
+    }
+    const stored = this.journal.loadSession(sessionId);
+    if (!stored) return null;
+    const session = this.hydrate(parseCheckpoint(stored.checkpoint), stored.headSequence);
+    this.scheduleEviction(session);
+    return session;
+  }
+
+  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[] {
+    return this.journal.readAfter(sessionId, after, limit);
+  }
+
+  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[] {
+    return this.journal.readBefore(sessionId, before, limit);
+  }
+
+  /** Sessions resident in memory now. */
+  get residentCount(): number {
+    return this.sessions.size;
+  }
+
+  isResident(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.evictTimers.values()) clearTimeout(t);
+    this.evictTimers.clear();
+    for (const session of this.sessions.values()) session.stop();
+    this.sessions.clear();
+    this.journal.close();
+  }
+
+  private hydrate(state: SessionState, headSequence: number): Session {
+    const { config, logger } = this.options;
+    const session = new Session({
+      journal: this.journal,
+      state,
+      headSequence,
+      groupCommitMs: config.journal.group_commit_ms,
+      inboxCapacity: config.limits.inbox_capacity,
+      deps: {
+        config,
+        routes: this.routes,
+        tools: this.tools,
+        modelClient: this.options.modelClient ?? createModelClient,
+        lookupSession: (id) => this.lookup(id),
+        newId: (prefix) => `${prefix}_${nanoid()}`,
+      },
+      onFault: () => {
+        this.sessions.delete(state.session_id);
+      },
+      ...(logger && { log: logger }),
+    });
+    this.sessions.set(state.session_id, session);
+    session.subscribe(() => this.touch(session));
+    session.start();
+    return session;
+  }
+
+  private lookup(sessionId: string): OtherSession | null {
+    const stored = this.journal.loadSession(sessionId);
+    if (!stored) return null;
+    try {
+      const state = parseCheckpoint(stored.checkpoint);
+      return {
+        state: { title: state.title, cwd: state.cwd, model: state.model, head_sequence: stored.headSequence },
+        transcript: this.journal.loadTranscript(sessionId).map((t) => JSON.parse(t)),
+      };
+    } catch {
+      return null;
+    }
+  }
+
+  /** Activity on a session pushes its eviction back. */
+  private touch(session: Session): void {
+    if (this.evictTimers.has(session.id)) this.scheduleEviction(session);
+  }
+
+  private scheduleEviction(session: Session): void {
+    const delay = this.options.config.limits.evict_idle_ms;
+    const old = this.evictTimers.get(session.id);
+    if (old) clearTimeout(old);
+    const timer = setTimeout(() => {
+      this.evictTimers.delete(session.id);
+      if (session.isQuiet && session.subscriberCount === 0) {
+        session.stop();
+        this.sessions.delete(session.id);
+      } else if (this.sessions.get(session.id) === session) {
+        this.scheduleEviction(session);
+      }
+    }, delay);
+    timer.unref();
+    this.evictTimers.set(session.id, timer);
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Handling of submissions that do not move the turn along: set_model,
+ * capability_command, resume_session, and the warnings for interrupt / exec_approval
+ * that do not apply. Message admission lives here too.
+ */
+import type { CapabilityCommandOp, Op, ResumeSessionOp, SetModelOp } from '../../protocol/index.js';
+import type { SessionDeps } from './deps.js';
+import type { InboxItem } from './inbox.js';
+import { sessionStatus } from './state.js';
+import type { Tx } from './tx.js';
+
+export type OpOf<T extends Op['type']> = Extract<Op, { type: T }>;
+
+/** Has this message submission already been admitted? Then answer and do nothing else. */
+export function alreadyAdmitted(item: InboxItem, deps: SessionDeps): boolean {
+  if (item.submission.op.type !== 'message') return false;
+  if (!deps.isAdmitted(item.submission.id)) return false;
+  const cb = item.onAdmitted;
+  if (cb) queueMicrotask(() => cb('already_accepted'));
+  return true;
+}
+
+export function setModel(tx: Tx, deps: SessionDeps, op: SetModelOp, submissionId: string): void {
+  const route = deps.routes.get(op.route);
+  if (!route) {
+    tx.emit({ type: 'warning', message: `unknown model route "${op.route}"; the model stays "${tx.state.model.route}"` }, { submission_id: submissionId });
+    return;
+  }
+  const effort = op.reasoning_effort ?? null;
+  if (effort !== null && route.reasoning_efforts && !route.reasoning_efforts.includes(effort)) {
+    tx.emit(
+      { type: 'warning', message: `route "${op.route}" does not offer reasoning effort "${effort}" (offers: ${route.reasoning_efforts.join(', ')})` },
+      { submission_id: submissionId },
+    );
+    return;
+  }
+  const model = { route: route.route, model: route.model, reasoning_effort: effort, context_window: route.context_window };
+  tx.set({ model });
+  tx.emit({ type: 'model_changed', ...model }, { submission_id: submissionId });
+}
+
+/** The built-in capability `session`: commands `status` and `title`. */
+export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId: string, headSequence: number): void {
+  const tags = { submission_id: submissionId };
+  if (op.capability !== 'session') {
+    tx.emit({ type: 'warning', message: `unknown capability "${op.capability}"` }, tags);
+    return;
+  }
+  const s = tx.state;
+  switch (op.command) {
+    case 'status':
+      tx.emit(
+        {
+          type: 'capability_output',
+          capability: 'session',
+          command: 'status',
+          output: {
+            status: sessionStatus(s),
+            model: s.model,
+            active_turn_id: s.turn?.turn_id ?? null,
+            queued_messages: s.queue.length,
+            head_sequence: headSequence,
+            usage_total: s.usage_total,
+            approval_policy: s.approval_policy,
+            cwd: s.cwd,
+            title: s.title,
+          },
+        },
+        tags,
+      );
+      return;
+    case 'title': {
+      const raw = op.input ?? (op.arguments as { title?: unknown } | undefined)?.title;
+      if (raw !== undefined && (typeof raw !== 'string' || raw.length > 256)) {
+        tx.emit({ type: 'warning', message: 'session title: input must be a string of at most 256 characters' }, tags);
+        return;
+      }
+      if (typeof raw === 'string') tx.set({ title: raw.trim() || null });
+      tx.emit({ type: 'capability_output', capability: 'session', command: 'title', output: { title: tx.state.title } }, tags);
+      return;
+    }
+    default:
+      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title)` }, tags);
+  }
+}
+
+export function resumeSession(tx: Tx, deps: SessionDeps, op: ResumeSessionOp, submissionId: string): void {
+  const other = deps.lookupSession(op.session_id);
+  if (!other) {
+    tx.emit({ type: 'warning', message: `cannot resume session "${op.session_id}": no valid checkpoint` }, { submission_id: submissionId });
+    return;
+  }
+  tx.emit(
+    {
+      type: 'session_resume_requested',
+      session_id: op.session_id,
+      context: { ...other.state, transcript: other.transcript.slice(-50) },
+    },
+    { submission_id: submissionId },
+  );
+}
+
+/** Warnings for ops that find nothing to act on. */
+export function warnInterrupt(tx: Tx, turnId: string, submissionId: string): void {
+  const active = tx.state.turn?.turn_id;
+  tx.emit(
+    {
+      type: 'warning',
+      message: active ? `turn "${turnId}" is not the active turn (active: "${active}")` : 'no active turn to interrupt',
+    },
+    { submission_id: submissionId },
+  );
+}
+
+export function warnApproval(tx: Tx, approvalId: string, submissionId: string): void {
+  const pending = tx.state.turn?.approval?.approval_id;
+  tx.emit(
+    {
+      type: 'warning',
+      message: pending ? `approval "${approvalId}" is not the pending one (pending: "${pending}")` : 'no approval request is active',
+    },
+    { submission_id: submissionId },
+  );
+}

@@ -1,0 +1,128 @@
+/**
+ * SessionState: everything durable about a session except its journal and transcript.
+ * It is the checkpoint: serialized into the journal with every batch, restored on
+ * hydration. Treated as immutable — every change makes a new object — so the last
+ * committed state can be kept by reference for rollback.
+ */
+import type { ExecApprovalRequestMsg, ModelInfo, SessionDescriptor, TokenUsage } from '../../protocol/index.js';
+import type { ToolCallRequest } from '../model/types.js';
+
+export const CHECKPOINT_VERSION = 1;
+
+/** A message admitted with mode queue, waiting for its own turn. */
+export interface QueuedMessage {
+  submission_id: string;
+  text: string;
+}
+
+/** A tool call of the current model step and where it stands. */
+export interface CallState {
+  call: ToolCallRequest;
+  /** The tool's process/work was started (committed before it starts). */
+  started: boolean;
+  /** Set when the approval for this call was granted. */
+  approved: boolean;
+  started_at: number | null;
+}
+
+export interface ActiveTurn {
+  turn_id: string;
+  submission_id: string | null;
+  started_at: number;
+  model_calls: number;
+  tool_calls: number;
+  failed_tool_calls: number;
+  usage: TokenUsage;
+  last_message: string | null;
+  /** Calls of the current step not yet finished, in order; the first is current. */
+  calls: CallState[];
+  /** Approval the turn is waiting for, if any (the exec_approval_request payload). */
+  approval: ExecApprovalRequestMsg | null;
+  /** Steer texts admitted but not yet given to the model. */
+  steer: string[];
+  /** Keys (tool + arguments) of the latest tool calls in a row, for doom-loop detection. */
+  recent_calls: string[];
+  /** Length-finish continuations used for the current reply. */
+  output_recoveries: number;
+  /** Restart recoveries of this turn so far. */
+  recovery_attempts: number;
+}
+
+export interface SessionState {
+  version: number;
+  session_id: string;
+  title: string | null;
+  created_at: number;
+  updated_at: number;
+  cwd: string;
+  approval_policy: 'ask' | 'auto';
+  model: ModelInfo;
+  /** Highest ingress sequence handed out (continues across hydrations). */
+  last_ingress_seq: number;
+  queue: QueuedMessage[];
+  turn: ActiveTurn | null;
+  /** Keys of tool calls approved for the rest of the session. */
+  approved_for_session: string[];
+  usage_total: TokenUsage;
+  /** Number of transcript items (the model context) committed with this state. */
+  transcript_length: number;
+}
+
+export const ZERO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0 };
+
+/** Add token counts, saturating at MAX_SAFE_INTEGER instead of losing precision. */
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  const add = (x: number, y: number) => Math.min(Number.MAX_SAFE_INTEGER, x + y);
+  return { input_tokens: add(a.input_tokens, b.input_tokens), output_tokens: add(a.output_tokens, b.output_tokens) };
+}
+
+/** A session has unfinished work when a turn is open or admitted messages wait. */
+export function isUnfinished(state: SessionState): boolean {
+  return state.turn !== null || state.queue.length > 0;
+}
+
+export function sessionStatus(state: SessionState): SessionDescriptor['status'] {
+  if (!state.turn) return 'idle';
+  return state.turn.approval ? 'awaiting_approval' : 'running';
+}
+
+export function toDescriptor(state: SessionState, headSequence: number): SessionDescriptor {
+  return {
+    session_id: state.session_id,
+    title: state.title,
+    created_at: state.created_at,
+    updated_at: state.updated_at,
+    status: sessionStatus(state),
+    model: state.model,
+    cwd: state.cwd,
+    approval_policy: state.approval_policy,
+    head_sequence: headSequence,
+    active_turn_id: state.turn?.turn_id ?? null,
+    pending_approval: state.turn?.approval ?? null,
+  };
+}
+
+/** Parse a stored checkpoint; throws with a clear message when it is not one. */
+export function parseCheckpoint(text: string): SessionState {
+  const state = JSON.parse(text) as SessionState;
+  if (typeof state !== 'object' || state === null || state.version !== CHECKPOINT_VERSION || !state.session_id) {
+    throw new Error(`unsupported checkpoint (version ${(state as { version?: unknown })?.version})`);
+  }
+  return state;
+}
+
+/** Stable key of a tool call for approve_for_session and doom-loop detection. */
+export function callKey(call: Pick<ToolCallRequest, 'tool' | 'arguments'>): string {
+  return `${call.tool}\u0000${stableStringify(call.arguments)}`;
+}
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

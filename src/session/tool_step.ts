@@ -1,0 +1,102 @@
+/**
+ * Running one tool call: the child actor that runs it (streaming its output back to the
+ * session actor) and the transitions that record its start and its result.
+ */
+import { fromCallback } from 'xstate';
+import type { ToolCallRequest } from '../model/types.js';
+import type { Tool, ToolResult } from '../tools/types.js';
+import type { SessionDeps } from './deps.js';
+import type { Tx } from './tx.js';
+
+export interface ToolRunInput {
+  call: ToolCallRequest;
+  tool: Tool | undefined;
+  cwd: string;
+  /** Commit the "started" checkpoint before anything runs (no silent re-run after a crash). */
+  commitStart(): boolean;
+}
+
+export type ToolEvent =
+  | { type: 'tool.output'; chunks: Array<{ stream: 'stdout' | 'stderr'; chunk: string }> }
+  | { type: 'tool.done'; result: ToolResult };
+
+/** Child actor: runs the tool; stopping the actor aborts it (the shell kills its process group). */
+export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack }) => {
+  const controller = new AbortController();
+  let buffered: Array<{ stream: 'stdout' | 'stderr'; chunk: string }> = [];
+  let scheduled = false;
+  const flushOutput = () => {
+    scheduled = false;
+    if (buffered.length === 0 || controller.signal.aborted) return;
+    const chunks = buffered;
+    buffered = [];
+    sendBack({ type: 'tool.output', chunks });
+  };
+  const run = async (): Promise<ToolResult> => {
+    if (!input.tool) return { status: 'error', output: `unknown tool "${input.call.tool}"` };
+    if (!input.commitStart()) return { status: 'error', output: 'not run: the journal could not record the start' };
+    return input.tool.run(input.call.arguments, {
+      cwd: input.cwd,
+      signal: controller.signal,
+      onOutput(stream, chunk) {
+        buffered.push({ stream, chunk });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flushOutput);
+        }
+      },
+    });
+  };
+  // Start on the next tick so the session actor has finished entering its state.
+  const timer = setImmediate(() => {
+    run()
+      .catch((err: unknown): ToolResult => ({ status: 'error', output: `tool failed: ${(err as Error).message}` }))
+      .then((result) => {
+        if (controller.signal.aborted) return;
+        flushOutput();
+        sendBack({ type: 'tool.done', result });
+      });
+  });
+  return () => {
+    clearImmediate(timer);
+    controller.abort();
+  };
+});
+
+/** Mark the current call as started (committed before the tool runs). */
+export function markCallStarted(tx: Tx): void {
+  const [current, ...rest] = tx.turn.calls;
+  if (current) tx.setTurn({ calls: [{ ...current, started: true, started_at: tx.now }, ...rest] });
+}
+
+/** Record the current call's result and move on to the next call. */
+export function finishCall(
+  tx: Tx,
+  deps: SessionDeps,
+  result: { status: 'ok' | 'error' | 'denied' | 'interrupted'; output: string; exit_code?: number },
+): void {
+  const turn = tx.turn;
+  const [current, ...rest] = turn.calls;
+  if (!current) return;
+  const failed = result.status !== 'ok';
+  tx.emit({
+    type: 'tool_call_end',
+    call_id: current.call.call_id,
+    status: result.status,
+    output: result.output,
+    exit_code: result.exit_code ?? null,
+    duration_ms: current.started_at ? Math.max(0, tx.now - current.started_at) : 0,
+  });
+  deps.transcript.append({
+    role: 'tool',
+    call_id: current.call.call_id,
+    tool: current.call.tool,
+    output: result.output,
+    ...(result.exit_code !== undefined && { exit_code: result.exit_code }),
+  });
+  tx.setTurn({
+    calls: rest,
+    tool_calls: turn.tool_calls + 1,
+    failed_tool_calls: turn.failed_tool_calls + (failed ? 1 : 0),
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * Turn transitions: starting a turn, ending a model step, and the three ways a turn ends
+ * (complete, interrupted, failed). Each works on a Tx so events and state change together.
+ */
+import type { TokenUsage } from '../../protocol/index.js';
+import type { ToolCallRequest } from '../model/types.js';
+import type { SessionDeps } from './deps.js';
+import { addUsage, callKey, ZERO_USAGE, type ActiveTurn, type CallState } from './state.js';
+import type { Tx } from './tx.js';
+
+/** What one finished model call produced. */
+export interface StepResult {
+  text: string;
+  calls: ToolCallRequest[];
+  finish: 'stop' | 'tool_calls' | 'length';
+  usage: TokenUsage | null;
+}
+
+export const INTERRUPTED_NOTE = 'The user interrupted the previous turn; its unfinished tool calls did not complete.';
+
+/** Open a new turn for a user message (already in the transcript by the caller). */
+export function startTurn(tx: Tx, deps: SessionDeps, submissionId: string | null, text: string): void {
+  const turn: ActiveTurn = {
+    turn_id: deps.newId('turn'),
+    submission_id: submissionId,
+    started_at: tx.now,
+    model_calls: 0,
+    tool_calls: 0,
+    failed_tool_calls: 0,
+    usage: ZERO_USAGE,
+    last_message: null,
+    calls: [],
+    approval: null,
+    steer: [],
+    recent_calls: [],
+    output_recoveries: 0,
+    recovery_attempts: 0,
+  };
+  deps.transcript.append({ role: 'user', text });
+  tx.set({ turn });
+  tx.emit({ type: 'turn_started', turn_id: turn.turn_id }, { submission_id: submissionId });
+}
+
+/** Start the turn of the oldest queued message. */
+export function startQueuedTurn(tx: Tx, deps: SessionDeps): void {
+  const [next, ...rest] = tx.state.queue;
+  if (!next) return;
+  tx.set({ queue: rest });
+  startTurn(tx, deps, next.submission_id, next.text);
+}
+
+/** Give steer messages admitted so far to the next model call. */
+export function drainSteer(tx: Tx, deps: SessionDeps): void {
+  const turn = tx.state.turn;
+  if (!turn || turn.steer.length === 0) return;
+  for (const text of turn.steer) deps.transcript.append({ role: 'user', text });
+  tx.setTurn({ steer: [] });
+}
+
+/**
+ * Record a finished model call: its reply, usage and tool calls. Returns a failure code
+ * when a turn limit is hit (doom loop), else null.
+ */
+export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): string | null {
+  const turn = tx.turn;
+  if (step.text || step.calls.length === 0) tx.emit({ type: 'agent_message', text: step.text });
+  let usage = turn.usage;
+  let total = tx.state.usage_total;
+  if (step.usage) {
+    usage = addUsage(usage, step.usage);
+    total = addUsage(total, step.usage);
+    tx.set({ usage_total: total });
+    tx.emit({ type: 'token_usage', usage: step.usage, total });
+  }
+  deps.transcript.append({
+    role: 'assistant',
+    text: step.text,
+    ...(step.calls.length > 0 && { tool_calls: step.calls }),
+  });
+  let recent = turn.recent_calls;
+  for (const call of step.calls) {
+    const key = callKey(call);
+    recent = recent[recent.length - 1] === key ? [...recent, key] : [key];
+  }
+  const calls: CallState[] = step.calls.map((call) => ({ call, started: false, approved: false, started_at: null }));
+  tx.setTurn({
+    model_calls: turn.model_calls + 1,
+    usage,
+    last_message: step.text ? step.text : turn.last_message,
+    calls,
+    recent_calls: recent,
+    output_recoveries: step.finish === 'length' && step.calls.length === 0 ? turn.output_recoveries : 0,
+  });
+  for (const call of step.calls) {
+    tx.emit({ type: 'tool_call_begin', call_id: call.call_id, tool: call.tool, arguments: call.arguments });
+  }
+  if (step.calls.length > 0 && recent.length >= deps.config.limits.doom_loop_threshold) return 'doom_loop_detected';
+  return null;
+}
+
+/** Give every unfinished tool call a synthetic result (events for those begun, transcript for all). */
+export function closeOpenCalls(tx: Tx, deps: SessionDeps, status: 'interrupted' | 'error', output: string): void {
+  const turn = tx.state.turn;
+  if (!turn) return;
+  for (const c of turn.calls) {
+    tx.emit({
+      type: 'tool_call_end',
+      call_id: c.call.call_id,
+      status,
+      output,
+      exit_code: null,
+      duration_ms: c.started_at ? Math.max(0, tx.now - c.started_at) : 0,
+    });
+    deps.transcript.append({ role: 'tool', call_id: c.call.call_id, tool: c.call.tool, output });
+  }
+  if (turn.approval) {
+    tx.emit({ type: 'approval_resolved', approval_id: turn.approval.approval_id, decision: 'abort' });
+  }
+  tx.setTurn({ calls: [], approval: null });
+}
+
+export function completeTurn(tx: Tx): void {
+  const turn = tx.turn;
+  tx.emit(
+    {
+      type: 'turn_complete',
+      last_message: turn.last_message,
+      model_calls: turn.model_calls,
+      tool_calls: turn.tool_calls,
+      failed_tool_calls: turn.failed_tool_calls,
+      usage: turn.usage,
+      duration_ms: Math.max(0, tx.now - turn.started_at),
+    },
+    { submission_id: turn.submission_id },
+  );
+  tx.set({ turn: null });
+}
+
+/** End the turn as interrupted: cancel tool calls and approval, tell the model. */
+export function interruptTurn(tx: Tx, deps: SessionDeps, reason: string, partialText: string, tags = {}): void {
+  const turn = tx.state.turn;
+  if (!turn) return;
+  if (partialText) deps.transcript.append({ role: 'assistant', text: partialText });
+  closeOpenCalls(tx, deps, 'interrupted', `interrupted: ${reason}`);
+  deps.transcript.append({ role: 'system', text: INTERRUPTED_NOTE });
+  tx.emit({ type: 'turn_interrupted', reason }, { submission_id: turn.submission_id, ...tags });
+  tx.set({ turn: null });
+}
+
+/** End the turn as failed with a typed error. */
+export function failTurn(tx: Tx, deps: SessionDeps, code: string, message: string, partialText = ''): void {
+  const turn = tx.state.turn;
+  if (!turn) return;
+  if (partialText) deps.transcript.append({ role: 'assistant', text: partialText });
+  closeOpenCalls(tx, deps, 'error', `not run: the turn failed (${code})`);
+  deps.transcript.append({ role: 'system', text: `The previous turn failed: ${code}: ${message}` });
+  tx.emit({ type: 'turn_failed', error: { code, message } }, { submission_id: turn.submission_id });
+  tx.set({ turn: null });
+}

@@ -1,0 +1,51 @@
+/**
+ * Tx: one state change of a session in progress — the new SessionState and the events it
+ * emits. Actions build a Tx and hand it to the Recorder, which journals events and state
+ * together.
+ */
+import type { Event, EventMsg } from '../../protocol/index.js';
+import type { PendingAdmission } from './recorder.js';
+import type { SessionState } from './state.js';
+
+export interface EventTags {
+  submission_id?: string | null;
+  turn_id?: string | null;
+}
+
+export class Tx {
+  readonly events: Event[] = [];
+  readonly now = Date.now();
+  /** A message admitted by this change: acknowledged once its batch commits. */
+  admission: PendingAdmission | undefined;
+
+  constructor(public state: SessionState) {}
+
+  /** Emit one event; `turn_id` defaults to the active turn's id. */
+  emit(msg: EventMsg, tags: EventTags = {}): this {
+    this.events.push({
+      submission_id: tags.submission_id ?? null,
+      turn_id: tags.turn_id !== undefined ? tags.turn_id : (this.state.turn?.turn_id ?? null),
+      ts: this.now,
+      msg,
+    });
+    return this;
+  }
+
+  /** Replace fields of the session state (immutably). */
+  set(patch: Partial<SessionState>): this {
+    this.state = { ...this.state, ...patch, updated_at: this.now };
+    return this;
+  }
+
+  /** Replace fields of the active turn (immutably); no-op without a turn. */
+  setTurn(patch: Partial<NonNullable<SessionState['turn']>>): this {
+    if (this.state.turn) this.state = { ...this.state, turn: { ...this.state.turn, ...patch }, updated_at: this.now };
+    return this;
+  }
+
+  get turn(): NonNullable<SessionState['turn']> {
+    const turn = this.state.turn;
+    if (!turn) throw new Error('no active turn');
+    return turn;
+  }
+}

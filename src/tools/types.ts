@@ -1,0 +1,28 @@
+/**
+ * The tool seam: a Tool runs one call for a turn. Tools never throw for failures the
+ * model should see (bad path, non-zero exit): they return a ToolResult with status
+ * "error" and a readable output.
+ */
+import type { ToolSpec } from '../model/types.js';
+
+export interface ToolContext {
+  /** The session's working directory; file tools are confined to it. */
+  cwd: string;
+  /** Aborted on interrupt: the tool must stop (kill its process group) and resolve. */
+  signal: AbortSignal;
+  /** Streamed output (shell); each call becomes an `exec_output_delta` event. */
+  onOutput(stream: 'stdout' | 'stderr', chunk: string): void;
+}
+
+export interface ToolResult {
+  status: 'ok' | 'error';
+  output: string;
+  exit_code?: number;
+}
+
+export interface Tool {
+  spec: ToolSpec;
+  /** Under approval policy `ask`, calls of this tool wait for an exec_approval. */
+  needsApproval: boolean;
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}

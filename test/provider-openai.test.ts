@@ -1,0 +1,281 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createOpenAIClient } from '../src/model/openai.js';
+import { ModelError, type ModelChunk, type ModelRequest, type ModelRoute } from '../src/model/types.js';
+import { chunk, sse, sseThenDrop, sseThenHang, startFakeOpenAI, status, type FakeOpenAI } from './helpers/fake-openai.js';
+
+const KEY_ENV = 'AGENTD_TEST_OPENAI_KEY';
+const SECRET = 'sk-test-secret-123456';
+
+let fake: FakeOpenAI;
+beforeEach(async () => {
+  fake = await startFakeOpenAI();
+  process.env[KEY_ENV] = SECRET;
+});
+afterEach(async () => {
+  delete process.env[KEY_ENV];
+  await fake.close();
+});
+
+function route(extra: Partial<ModelRoute> = {}): ModelRoute {
+  return { route: 'test', provider: 'openai', model: 'fake-model', base_url: fake.baseURL, api_key_env: KEY_ENV, context_window: null, ...extra };
+}
+
+function request(extra: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    route: route(),
+    reasoning_effort: null,
+    context: [{ role: 'user', text: 'hi' }],
+    tools: [],
+    signal: new AbortController().signal,
+    ...extra,
+  };
+}
+
+const fast = () => createOpenAIClient({ baseDelayMs: 1, maxDelayMs: 5 });
+
+async function collect(it: AsyncIterable<ModelChunk>): Promise<ModelChunk[]> {
+  const out: ModelChunk[] = [];
+  for await (const c of it) out.push(c);
+  return out;
+}
+
+async function failure(it: AsyncIterable<ModelChunk>): Promise<ModelError> {
+  try {
+    await collect(it);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ModelError);
+    return err as ModelError;
+  }
+  throw new Error('expected the stream to fail');
+}
+
+describe('openai provider: streaming', () => {
+  it('streams text deltas, usage and finish', async () => {
+    fake.enqueue(sse([chunk.role(), chunk.text('Hel'), chunk.text('lo'), chunk.finish('stop'), chunk.usage(12, 3)]));
+    const out = await collect(fast().stream(request()));
+    expect(out).toEqual([
+      { type: 'text_delta', delta: 'Hel' },
+      { type: 'text_delta', delta: 'lo' },
+      { type: 'usage', input_tokens: 12, output_tokens: 3 },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it('assembles a tool call whose name and arguments are split across chunks', async () => {
+    fake.enqueue(
+      sse([
+        chunk.tool(0, { id: 'call_1', name: 'read_', args: '' }),
+        chunk.tool(0, { name: 'file', args: '{"pa' }),
+        chunk.tool(0, { args: 'th": "a.t' }),
+        chunk.tool(0, { args: 'xt"}' }),
+        chunk.finish('tool_calls'),
+      ]),
+    );
+    const out = await collect(fast().stream(request()));
+    expect(out).toEqual([
+      { type: 'tool_call', call: { call_id: 'call_1', tool: 'read_file', arguments: { path: 'a.txt' } } },
+      { type: 'finish', reason: 'tool_calls' },
+    ]);
+  });
+
+  it('assembles two parallel tool calls (interleaved fragments)', async () => {
+    fake.enqueue(
+      sse([
+        chunk.text('Let me look.'),
+        chunk.tool(0, { id: 'call_a', name: 'list_dir', args: '{"path":' }),
+        chunk.tool(1, { id: 'call_b', name: 'shell', args: '{"comm' }),
+        chunk.tool(0, { args: '"."}' }),
+        chunk.tool(1, { args: 'and":"ls"}' }),
+        chunk.finish('tool_calls'),
+        chunk.usage(5, 7),
+      ]),
+    );
+    const out = await collect(fast().stream(request()));
+    expect(out).toEqual([
+      { type: 'text_delta', delta: 'Let me look.' },
+      { type: 'tool_call', call: { call_id: 'call_a', tool: 'list_dir', arguments: { path: '.' } } },
+      { type: 'tool_call', call: { call_id: 'call_b', tool: 'shell', arguments: { command: 'ls' } } },
+      { type: 'usage', input_tokens: 5, output_tokens: 7 },
+      { type: 'finish', reason: 'tool_calls' },
+    ]);
+  });
+
+  it('maps finish reasons length and function_call', async () => {
+    fake.enqueue(sse([chunk.text('cut'), chunk.finish('length')]));
+    expect((await collect(fast().stream(request()))).at(-1)).toEqual({ type: 'finish', reason: 'length' });
+    fake.enqueue(sse([chunk.finish('function_call')]));
+    expect((await collect(fast().stream(request()))).at(-1)).toEqual({ type: 'finish', reason: 'tool_calls' });
+  });
+
+  it('rejects a tool call with invalid JSON arguments, but drops it when the reply was cut by length', async () => {
+    fake.enqueue(sse([chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('tool_calls')]));
+    const err = await failure(fast().stream(request()));
+    expect(err.code).toBe('invalid_tool_arguments');
+
+    fake.enqueue(sse([chunk.text('x'), chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('length')]));
+    const out = await collect(fast().stream(request()));
+    expect(out).toEqual([
+      { type: 'text_delta', delta: 'x' },
+      { type: 'finish', reason: 'length' },
+    ]);
+  });
+
+  it('sends the documented request body and the key from the env var', async () => {
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    await collect(
+      fast().stream(
+        request({
+          reasoning_effort: 'high',
+          context: [
+            { role: 'system', text: 'the previous turn was interrupted' },
+            { role: 'user', text: 'list files' },
+            { role: 'assistant', text: '', tool_calls: [{ call_id: 'c1', tool: 'list_dir', arguments: { path: '.' } }] },
+            { role: 'tool', call_id: 'c1', tool: 'list_dir', output: 'a.txt' },
+            { role: 'assistant', text: 'one file' },
+          ],
+          tools: [{ name: 'list_dir', description: 'List a directory', parameters: { type: 'object', properties: { path: { type: 'string' } } } }],
+        }),
+      ),
+    );
+    const [req] = fake.requests;
+    expect(req!.method).toBe('POST');
+    expect(req!.url).toBe('/v1/chat/completions');
+    expect(req!.headers['authorization']).toBe(`Bearer ${SECRET}`);
+    expect(req!.body).toMatchObject({
+      model: 'fake-model',
+      stream: true,
+      stream_options: { include_usage: true },
+      reasoning_effort: 'high',
+      tools: [{ type: 'function', function: { name: 'list_dir', description: 'List a directory', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
+      messages: [
+        { role: 'system', content: 'the previous turn was interrupted' },
+        { role: 'user', content: 'list files' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'list_dir', arguments: '{"path":"."}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'a.txt' },
+        { role: 'assistant', content: 'one file' },
+      ],
+    });
+  });
+
+  it('omits tools and reasoning_effort when not set, and sends a placeholder key without api_key_env', async () => {
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    const r = route();
+    delete r.api_key_env;
+    await collect(fast().stream(request({ route: r })));
+    const body = fake.requests[0]!.body;
+    expect(body.tools).toBeUndefined();
+    expect(body.reasoning_effort).toBeUndefined();
+    expect(fake.requests[0]!.headers['authorization']).toBe('Bearer not-needed');
+  });
+});
+
+describe('openai provider: failures and retries', () => {
+  it('retries HTTP 500 and then succeeds', async () => {
+    fake.enqueue(status(500, { error: { message: 'boom' } }), status(503, { error: { message: 'busy' } }), sse([chunk.text('ok'), chunk.finish('stop')]));
+    const out = await collect(fast().stream(request()));
+    expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it('gives up after maxRetries with ModelError provider_error', async () => {
+    for (let i = 0; i < 5; i++) fake.enqueue(status(500, { error: { message: 'boom' } }));
+    const err = await failure(createOpenAIClient({ maxRetries: 2, baseDelayMs: 1 }).stream(request()));
+    expect(err.code).toBe('provider_error');
+    expect(err.retryable).toBe(true);
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it('honours Retry-After on 429', async () => {
+    fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }), sse([chunk.text('ok'), chunk.finish('stop')]));
+    const started = Date.now();
+    const out = await collect(fast().stream(request()));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('reports rate_limited when 429 persists', async () => {
+    for (let i = 0; i < 3; i++) fake.enqueue(status(429, { error: { message: 'slow down' } }));
+    const err = await failure(createOpenAIClient({ maxRetries: 1, baseDelayMs: 1 }).stream(request()));
+    expect(err.code).toBe('rate_limited');
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('does not retry 4xx; 401 is unauthorized and never shows the key', async () => {
+    fake.enqueue(status(401, { error: { message: `Incorrect API key provided: ${SECRET}`, code: 'invalid_api_key' } }));
+    const err = await failure(fast().stream(request()));
+    expect(err.code).toBe('unauthorized');
+    expect(err.retryable).toBe(false);
+    expect(err.message).not.toContain(SECRET);
+    expect(fake.requests).toHaveLength(1);
+
+    fake.enqueue(status(400, { error: { message: 'bad model' } }));
+    expect((await failure(fast().stream(request()))).code).toBe('bad_request');
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('retries connection errors and then reports provider_unavailable', async () => {
+    const url = fake.baseURL;
+    await fake.close();
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const client = createOpenAIClient({ maxRetries: 2, baseDelayMs: 1, fetch: counting });
+    const err = await failure(client.stream(request({ route: route({ base_url: url }) })));
+    expect(err.code).toBe('provider_unavailable');
+    expect(err.retryable).toBe(true);
+    expect(calls).toBe(3);
+    fake = await startFakeOpenAI(); // for afterEach
+  });
+
+  it('does not retry once output has started', async () => {
+    fake.enqueue(sseThenDrop([chunk.text('partial')]), sse([chunk.text('again'), chunk.finish('stop')]));
+    const seen: ModelChunk[] = [];
+    let caught: unknown;
+    try {
+      for await (const c of fast().stream(request())) seen.push(c);
+    } catch (err) {
+      caught = err;
+    }
+    expect(seen).toEqual([{ type: 'text_delta', delta: 'partial' }]);
+    expect(caught).toBeInstanceOf(ModelError);
+    expect((caught as ModelError).code).toBe('provider_unavailable');
+    expect((caught as ModelError).retryable).toBe(false);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('reports an error object inside the stream and a stream without finish reason', async () => {
+    fake.enqueue(sse([chunk.text('a'), { error: { message: 'overloaded' } }]));
+    expect((await failure(fast().stream(request()))).code).toBe('provider_error');
+    fake.enqueue(sse([chunk.text('a')]));
+    expect((await failure(fast().stream(request()))).code).toBe('incomplete_stream');
+  });
+
+  it('aborts mid-stream promptly with ModelError aborted', async () => {
+    fake.enqueue(sseThenHang([chunk.text('first')]));
+    const ac = new AbortController();
+    const iter = fast().stream(request({ signal: ac.signal }))[Symbol.asyncIterator]();
+    expect((await iter.next()).value).toEqual({ type: 'text_delta', delta: 'first' });
+    const started = Date.now();
+    setTimeout(() => ac.abort(), 10);
+    const err = await iter.next().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(err).toBeInstanceOf(ModelError);
+    expect((err as ModelError).code).toBe('aborted');
+  });
+
+  it('aborts a backoff wait promptly', async () => {
+    fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '30' }));
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const started = Date.now();
+    const err = await failure(fast().stream(request({ signal: ac.signal })));
+    expect(err.code).toBe('aborted');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
