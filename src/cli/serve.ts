@@ -107,6 +107,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   const logger = makeLogger(opts.logLevel);
   const dataDir = ensureDataDir(resolveDataDir(opts.dataDir));
   const config: Config = loadConfig(dataDir, opts.config); // throws ConfigError
+  const tune = tuning();
   await checkNotRunning(dataDir);
   const auth = opts.auth ? resolveServerToken(dataDir, token) : null;
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
@@ -129,6 +130,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       serverName: `agentd/${version}`,
       logger,
       health: () => hostHealth(host),
+      ...tune,
     });
   } catch (err) {
     await host.close().catch(() => undefined);
@@ -169,10 +171,27 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
-/** Optional statistics of the session host for /healthz (whatever it exposes). */
+/**
+ * Flow-control tuning from the environment (for tests and experiments; the defaults
+ * suit normal use): AGENTD_WS_HIGH_WATER_MARK (bytes), AGENTD_WS_PAGE_SIZE (batches).
+ */
+function tuning(): { highWaterMark?: number; pageSize?: number } {
+  const read = (name: string, min: number): number | undefined => {
+    const raw = process.env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new StartupError(`${name}: must be an integer >= ${min}`, 2);
+    return n;
+  };
+  const highWaterMark = read('AGENTD_WS_HIGH_WATER_MARK', 1024);
+  const pageSize = read('AGENTD_WS_PAGE_SIZE', 1);
+  return {
+    ...(highWaterMark !== undefined && { highWaterMark }),
+    ...(pageSize !== undefined && { pageSize }),
+  };
+}
+
+/** Statistics of the session host for /healthz. */
 function hostHealth(host: SessionHost): Record<string, unknown> {
-  const h = host as unknown as { stats?: () => Record<string, unknown>; residentCount?: () => number };
-  if (typeof h.stats === 'function') return h.stats();
-  if (typeof h.residentCount === 'function') return { sessions_resident: h.residentCount() };
-  return {};
+  return { sessions_resident: host.residentCount };
 }

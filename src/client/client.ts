@@ -48,6 +48,8 @@ export interface ClientOptions extends ConnectOptions {
   backoff?: BackoffOptions;
   /** Give up after this many failed reconnect attempts in a row (default: never). */
   maxReconnectAttempts?: number;
+  /** Called before every (re)connect: a fresh URL/token (e.g. re-read from daemon.json). */
+  refresh?: () => { url: string; token?: string | undefined };
   /** Open connections with this instead of Connection.open (tests). */
   connect?: (options: ConnectOptions) => Promise<ConnectionLike>;
 }
@@ -140,7 +142,17 @@ export class AgentdClient {
 
   private open(): Promise<ConnectionLike> {
     const connect = this.options.connect ?? ((o: ConnectOptions) => Connection.open(o));
-    return connect(this.options);
+    let options: ConnectOptions = this.options;
+    if (this.options.refresh) {
+      try {
+        const fresh = this.options.refresh();
+        options = { ...this.options, url: fresh.url };
+        if (fresh.token !== undefined) options.token = fresh.token;
+      } catch {
+        /* keep the previous endpoint */
+      }
+    }
+    return connect(options);
   }
 
   private setState(state: ClientState): void {

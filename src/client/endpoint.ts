@@ -1,10 +1,8 @@
 /**
  * Where the daemon is and how to authenticate: explicit options first, then the
- * environment, then the files `agentd serve` writes into its data dir.
+ * environment, then the files `agentd serve` writes into its data dir (data-dir.ts).
  */
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isProcessAlive, readDaemonInfo, readToken, resolveDataDir } from '../cli/data-dir.js';
 
 export interface EndpointOptions {
   url?: string;
@@ -18,60 +16,56 @@ export interface Endpoint {
   dataDir: string;
   /** Where the URL came from, for error messages. */
   urlSource: 'option' | 'env' | 'daemon.json' | 'default';
+  /** For daemon.json: whether the recorded pid is alive. */
+  daemonAlive?: boolean;
 }
 
 export const DEFAULT_URL = 'ws://127.0.0.1:7777';
 
-/** `--data-dir`, else `$AGENTD_HOME`, else `~/.local/share/agentd`. */
-export function resolveDataDir(dataDir?: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (dataDir) return resolve(dataDir);
-  if (env.AGENTD_HOME) return resolve(env.AGENTD_HOME);
-  return join(homedir(), '.local', 'share', 'agentd');
-}
-
-function readText(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** The daemon's `daemon.json` ({url, pid}) if present and readable. */
-export function readDaemonInfo(dataDir: string): { url?: string; pid?: number } | undefined {
-  const text = readText(join(dataDir, 'daemon.json'));
-  if (!text) return undefined;
-  try {
-    const v = JSON.parse(text) as { url?: unknown; pid?: unknown };
-    const info: { url?: string; pid?: number } = {};
-    if (typeof v.url === 'string') info.url = v.url;
-    if (typeof v.pid === 'number') info.pid = v.pid;
-    return info;
-  } catch {
-    return undefined;
-  }
-}
-
+/**
+ * URL: --url, $AGENTD_URL, DATA_DIR/daemon.json, else ws://127.0.0.1:7777.
+ * Token: --token, $AGENTD_TOKEN, DATA_DIR/token (none when the daemon runs --no-auth).
+ * Read again before every reconnect, so a daemon restarted on another port is found.
+ */
 export function resolveEndpoint(options: EndpointOptions, env: NodeJS.ProcessEnv = process.env): Endpoint {
   const dataDir = resolveDataDir(options.dataDir, env);
+  const info = readDaemonInfo(dataDir);
   let url: string;
   let urlSource: Endpoint['urlSource'];
+  let daemonAlive: boolean | undefined;
   if (options.url) {
     url = options.url;
     urlSource = 'option';
   } else if (env.AGENTD_URL) {
     url = env.AGENTD_URL;
     urlSource = 'env';
+  } else if (info) {
+    url = info.url;
+    urlSource = 'daemon.json';
+    daemonAlive = isProcessAlive(info.pid);
   } else {
-    const info = readDaemonInfo(dataDir);
-    if (info?.url) {
-      url = info.url;
-      urlSource = 'daemon.json';
-    } else {
-      url = DEFAULT_URL;
-      urlSource = 'default';
-    }
+    url = DEFAULT_URL;
+    urlSource = 'default';
   }
-  const token = options.token ?? env.AGENTD_TOKEN ?? readText(join(dataDir, 'token'))?.trim() ?? undefined;
-  return { url, token: token || undefined, dataDir, urlSource };
+  let token = options.token || env.AGENTD_TOKEN || undefined;
+  if (token === undefined && !(urlSource === 'daemon.json' && info?.auth === false)) {
+    token = readToken(dataDir) ?? undefined;
+  }
+  const endpoint: Endpoint = { url, token, dataDir, urlSource };
+  if (daemonAlive !== undefined) endpoint.daemonAlive = daemonAlive;
+  return endpoint;
+}
+
+/** A hint to add to a connection failure. */
+export function endpointHint(endpoint: Endpoint): string {
+  switch (endpoint.urlSource) {
+    case 'default':
+      return `no daemon.json in ${endpoint.dataDir}; start the daemon with "agentd serve" or pass --url`;
+    case 'daemon.json':
+      return endpoint.daemonAlive === false
+        ? `the daemon recorded in ${endpoint.dataDir}/daemon.json is not running; start it with "agentd serve"`
+        : `URL from ${endpoint.dataDir}/daemon.json`;
+    default:
+      return '';
+  }
 }

@@ -146,6 +146,7 @@ export class Connection implements Outlet {
   }
 
   private pumpSafely(sub: Subscription): void {
+    if (this.stopping) return; // no journal reads while the daemon shuts down
     try {
       sub.pump();
     } catch (err) {

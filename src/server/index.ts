@@ -70,10 +70,20 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
   const health = (): Record<string, unknown> => {
     const mem = process.memoryUsage();
     let bufferedMax = 0;
-    for (const c of conns) bufferedMax = Math.max(bufferedMax, c.bufferedAmount);
+    let attached = 0;
+    let behind = 0;
+    for (const c of conns) {
+      bufferedMax = Math.max(bufferedMax, c.bufferedAmount);
+      for (const s of c.streams()) {
+        attached++;
+        if (!s.live) behind++;
+      }
+    }
     return {
       ...options.health?.(),
       connections: conns.size,
+      attachments: attached,
+      attachments_catching_up: behind,
       buffered_bytes_max: bufferedMax,
       rss_bytes: mem.rss,
       heap_used_bytes: mem.heapUsed,

@@ -39,6 +39,8 @@ export interface SessionContext {
   stepText: string;
   /** A turn limit hit at the end of the last model step. */
   stepFailure: string | null;
+  /** How the last model step finished. */
+  stepFinish: 'stop' | 'tool_calls' | 'length' | null;
   headSequence: () => number;
 }
 
@@ -61,14 +63,16 @@ export const RESTART_NOTE = 'the daemon restarted while this tool call was runni
 type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
 
 /** An assign action that runs a change on a Tx and hands its events to the Recorder. */
-function change<E extends SessionEvent = SessionEvent>(fn: (tx: Tx, ctx: SessionContext, event: E) => void) {
+function change<E extends SessionEvent = SessionEvent>(
+  fn: (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void,
+) {
   return assign<SessionContext, SessionEvent, undefined, SessionEvent, never>(({ context, event }) => {
     const tx = new Tx(context.state);
-    fn(tx, context, event as E);
+    const extra = fn(tx, context, event as E);
     if (tx.events.length > 0 || tx.state !== context.state) {
       context.deps.recorder.record(tx.events, tx.state, tx.admission);
     }
-    return { state: tx.state };
+    return { ...extra, state: tx.state };
   });
 }
 
@@ -130,7 +134,6 @@ export const sessionMachine = setup({
     stepFailed: ({ context }) => context.stepFailure !== null,
     hasCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) > 0,
     hasSteer: ({ context }) => (context.state.turn?.steer.length ?? 0) > 0,
-    lengthContinuation: ({ context }, params: { finish: string | null }) => params.finish === 'length',
     needsApproval: ({ context }) => currentCallNeedsApproval(context.state, context.deps),
     maxStepsReached: ({ context }) =>
       (context.state.turn?.model_calls ?? 0) >= context.deps.config.limits.max_model_steps,
@@ -171,18 +174,18 @@ export const sessionMachine = setup({
     interrupt: change((tx, ctx, event) =>
       interruptTurn(tx, ctx.deps, 'interrupted', ctx.stepText, { submission_id: sub(event).submission.id }),
     ),
-    resetStep: assign({ stepText: '', stepFailure: null }),
+    resetStep: assign({ stepText: '', stepFailure: null, stepFinish: null }),
     recordDeltas: change((tx, ctx, event: Ev<'model.deltas'>) => {
       for (const delta of event.deltas) tx.emit({ type: 'agent_message_delta', delta });
     }),
     appendStepText: assign({
       stepText: ({ context, event }) => context.stepText + (event as Ev<'model.deltas'>).deltas.join(''),
     }),
-    endStep: change((tx, ctx, event: Ev<'model.done'>) => {
-      ctx.stepFailure = endModelStep(tx, ctx.deps, event.result);
-      ctx.stepText = '';
-      lastFinish.set(ctx, event.result.finish);
-    }),
+    endStep: change((tx, ctx, event: Ev<'model.done'>) => ({
+      stepFailure: endModelStep(tx, ctx.deps, event.result),
+      stepText: '',
+      stepFinish: event.result.finish,
+    })),
     failStep: change((tx, ctx) => {
       const code = ctx.stepFailure ?? 'turn_limit';
       failTurn(tx, ctx.deps, code, `the same tool call was repeated ${ctx.deps.config.limits.doom_loop_threshold} times in a row`);
@@ -245,6 +248,7 @@ export const sessionMachine = setup({
     cutoff: null,
     stepText: '',
     stepFailure: null,
+    stepFinish: null,
     headSequence: input.headSequence,
   }),
   initial: 'hydrating',
@@ -323,7 +327,7 @@ export const sessionMachine = setup({
             { guard: 'hasCalls', target: 'tools' },
             {
               guard: ({ context }) =>
-                lastFinish.get(context) === 'length' &&
+                context.stepFinish === 'length' &&
                 (context.state.turn?.output_recoveries ?? 0) < context.deps.config.limits.max_output_recovery_attempts,
               target: 'boundary',
               actions: 'continueLength',
@@ -386,6 +390,3 @@ export const sessionMachine = setup({
     },
   },
 });
-
-/** The finish reason of the last model step, kept beside the context (not durable). */
-const lastFinish = new WeakMap<SessionContext, string>();

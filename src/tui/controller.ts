@@ -1,0 +1,295 @@
+/**
+ * The TUI's model, outside React: owns the transcript of the attached session, the
+ * connection state and the local notes, and turns user actions into protocol calls.
+ * Ink components read it with useSyncExternalStore (subscribe/getState).
+ */
+import type { ApprovalDecision, BatchFrame, SessionDescriptor } from '../../protocol/index.js';
+import type { AgentdClient, ClientState } from '../client/client.js';
+import { newSubmissionId } from '../client/client.js';
+import { describeError } from '../client/errors.js';
+import type { LocalNote } from './layout.js';
+import { formatCount } from './text.js';
+import {
+  applyBatches,
+  emptyTranscript,
+  withDescriptor,
+  type TranscriptState,
+} from './transcript.js';
+
+/** The parts of AgentdClient the TUI uses (tests pass a fake). */
+export type TuiClient = Pick<
+  AgentdClient,
+  'events' | 'currentState' | 'attach' | 'detach' | 'createSession' | 'listSessions' | 'history' | 'submit' | 'reconnectNow'
+>;
+
+export interface ViewState {
+  sessionId: string | null;
+  transcript: TranscriptState;
+  notes: LocalNote[];
+  conn: ClientState;
+  /** Cursor for the next older history page; null when the start is loaded. */
+  nextBeforeSequence: number | null;
+  loadingHistory: boolean;
+  /** The approval id already answered from this UI (hide the prompt until resolved). */
+  answeredApproval: string | null;
+  /** An interrupt was sent for this turn. */
+  interruptingTurn: string | null;
+}
+
+export const HISTORY_PAGE = 100;
+/** Coalesce batches arriving within this many ms into one render. */
+const FLUSH_MS = 16;
+
+export class TuiController {
+  private state: ViewState;
+  private readonly listeners = new Set<() => void>();
+  private pending: BatchFrame[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private noteSeq = 0;
+  private readonly unsubs: (() => void)[] = [];
+  private wasConnected: boolean;
+
+  constructor(private readonly client: TuiClient) {
+    this.state = {
+      sessionId: null,
+      transcript: emptyTranscript(),
+      notes: [],
+      conn: client.currentState,
+      nextBeforeSequence: null,
+      loadingHistory: false,
+      answeredApproval: null,
+      interruptingTurn: null,
+    };
+    this.wasConnected = client.currentState.kind === 'connected';
+    this.unsubs.push(
+      client.events.on('batch', (b) => {
+        if (b.session_id !== this.state.sessionId) return;
+        this.pending.push(b);
+        this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
+      }),
+      client.events.on('attached', (a, { resumed }) => {
+        if (a.session.session_id !== this.state.sessionId) return;
+        this.flush();
+        this.set({ transcript: withDescriptor(this.state.transcript, a.session) });
+        if (resumed) this.note('success', `reconnected — resumed after #${this.state.transcript.lastSeq ?? 0}`);
+      }),
+      client.events.on('state', (s) => {
+        if (s.kind === 'reconnecting' && this.wasConnected) {
+          this.note('warning', `connection lost (${s.error}) — reconnecting…`);
+        }
+        if (s.kind === 'closed' && s.error) this.note('error', `disconnected: ${s.error}`);
+        this.wasConnected = s.kind === 'connected';
+        this.set({ conn: s });
+      }),
+      client.events.on('error', (e) => {
+        this.note('error', `${e.code}: ${e.message}`);
+      }),
+    );
+  }
+
+  // ---- store ----
+
+  getState = (): ViewState => this.state;
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  private set(patch: Partial<ViewState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const l of [...this.listeners]) l();
+  }
+
+  /** Apply buffered batches now. */
+  flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pending.length === 0) return;
+    const batches = this.pending;
+    this.pending = [];
+    const transcript = applyBatches(this.state.transcript, batches);
+    const patch: Partial<ViewState> = { transcript };
+    const pa = transcript.info.pendingApproval;
+    if (this.state.answeredApproval && pa?.approval_id !== this.state.answeredApproval) patch.answeredApproval = null;
+    if (this.state.interruptingTurn && transcript.info.activeTurnId !== this.state.interruptingTurn) {
+      patch.interruptingTurn = null;
+    }
+    this.set(patch);
+  }
+
+  /** Add a local note to the transcript (not journaled). */
+  note(tone: LocalNote['tone'], text: string, detail?: string): void {
+    const n: LocalNote = { key: `note-${++this.noteSeq}`, afterSeq: this.state.transcript.lastSeq ?? 0, tone, text };
+    if (detail !== undefined) n.detail = detail;
+    this.set({ notes: [...this.state.notes, n] });
+  }
+
+  dispose(): void {
+    clearTimeout(this.flushTimer);
+    for (const u of this.unsubs) u();
+    this.listeners.clear();
+  }
+
+  // ---- sessions ----
+
+  /** Attach to a session (detaching from the current one), replaying its recent history. */
+  async open(sessionId: string): Promise<SessionDescriptor> {
+    const previous = this.state.sessionId;
+    if (previous && previous !== sessionId) void this.client.detach(previous);
+    this.pending = [];
+    this.set({
+      sessionId,
+      transcript: emptyTranscript(sessionId),
+      notes: [],
+      nextBeforeSequence: null,
+      loadingHistory: false,
+      answeredApproval: null,
+      interruptingTurn: null,
+    });
+    const attached = await this.client.attach(sessionId, { replayBatches: HISTORY_PAGE });
+    this.flush();
+    this.set({
+      nextBeforeSequence: attached.next_before_sequence,
+      transcript: withDescriptor(this.state.transcript, attached.session),
+    });
+    return attached.session;
+  }
+
+  /** Create a session and attach to it. */
+  async newSession(): Promise<void> {
+    try {
+      const d = await this.client.createSession({});
+      await this.open(d.session_id);
+    } catch (err) {
+      this.note('error', `could not create a session: ${describeError(err)}`);
+    }
+  }
+
+  async switchTo(sessionId: string): Promise<void> {
+    try {
+      await this.open(sessionId);
+    } catch (err) {
+      this.note('error', `could not attach to ${sessionId}: ${describeError(err)}`);
+    }
+  }
+
+  /** Show the session list as a note. */
+  async listSessions(): Promise<void> {
+    try {
+      const { sessions } = await this.client.listSessions({ limit: 20 });
+      if (sessions.length === 0) {
+        this.note('info', 'no sessions');
+        return;
+      }
+      const rows = [...sessions]
+        .sort((a, b) => b.updated_at - a.updated_at)
+        .map((s) => {
+          const mark = s.session_id === this.state.sessionId ? '*' : ' ';
+          const title = s.title ? `  ${s.title}` : '';
+          return `${mark} ${s.session_id.padEnd(24)} ${s.status.padEnd(17)} ${s.model.route.padEnd(10)} ${relativeTime(s.updated_at)}${title}`;
+        });
+      this.note('info', `${sessions.length} session${sessions.length === 1 ? '' : 's'} — /attach ID to switch`, rows.join('\n'));
+    } catch (err) {
+      this.note('error', `could not list sessions: ${describeError(err)}`);
+    }
+  }
+
+  /** Load the next older page of history (PageUp at the top). */
+  async loadOlder(): Promise<void> {
+    const { sessionId, nextBeforeSequence, loadingHistory } = this.state;
+    if (!sessionId || nextBeforeSequence === null || loadingHistory) return;
+    this.set({ loadingHistory: true });
+    try {
+      const h = await this.client.history(sessionId, nextBeforeSequence, HISTORY_PAGE);
+      if (this.state.sessionId !== sessionId) return;
+      this.set({
+        transcript: applyBatches(this.state.transcript, h.batches),
+        nextBeforeSequence: h.next_before_sequence,
+        loadingHistory: false,
+      });
+    } catch (err) {
+      this.set({ loadingHistory: false });
+      this.note('error', `could not load history: ${describeError(err)}`);
+    }
+  }
+
+  // ---- submissions ----
+
+  /** Send a message; false (with a note) when it could not be queued. */
+  async sendMessage(text: string, mode?: 'queue' | 'steer'): Promise<boolean> {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return false;
+    const op: { type: 'message'; text: string; mode?: 'queue' | 'steer' } = { type: 'message', text };
+    if (mode) op.mode = mode;
+    try {
+      await this.client.submit(sessionId, { id: newSubmissionId('tui'), op });
+      return true;
+    } catch (err) {
+      this.note('error', `message not sent: ${describeError(err)}`);
+      return false;
+    }
+  }
+
+  /** Interrupt the running turn (Esc). */
+  async interrupt(): Promise<void> {
+    const { sessionId, transcript, interruptingTurn } = this.state;
+    const turnId = transcript.info.activeTurnId;
+    if (!sessionId || !turnId || interruptingTurn === turnId) return;
+    this.set({ interruptingTurn: turnId });
+    try {
+      await this.client.submit(sessionId, { id: newSubmissionId('tui'), op: { type: 'interrupt', turn_id: turnId } });
+    } catch (err) {
+      this.set({ interruptingTurn: null });
+      this.note('error', `interrupt failed: ${describeError(err)}`);
+    }
+  }
+
+  /** Answer the pending approval. */
+  async answerApproval(decision: ApprovalDecision): Promise<void> {
+    const { sessionId, transcript, answeredApproval } = this.state;
+    const req = transcript.info.pendingApproval;
+    if (!sessionId || !req || answeredApproval === req.approval_id) return;
+    this.set({ answeredApproval: req.approval_id });
+    try {
+      await this.client.submit(sessionId, {
+        id: newSubmissionId('tui'),
+        op: { type: 'exec_approval', id: req.approval_id, decision },
+      });
+    } catch (err) {
+      this.set({ answeredApproval: null });
+      this.note('error', `approval not sent: ${describeError(err)}`);
+    }
+  }
+
+  async setModel(route: string, effort?: string): Promise<void> {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return;
+    const op: { type: 'set_model'; route: string; reasoning_effort?: string } = { type: 'set_model', route };
+    if (effort) op.reasoning_effort = effort;
+    try {
+      await this.client.submit(sessionId, { id: newSubmissionId('tui'), op });
+    } catch (err) {
+      this.note('error', `could not switch model: ${describeError(err)}`);
+    }
+  }
+
+  reconnectNow(): void {
+    this.client.reconnectNow();
+  }
+
+  /** Status summary for the status line. */
+  usageText(): string | null {
+    const u = this.state.transcript.info.usage;
+    if (!u) return null;
+    return `${formatCount(u.input_tokens)} in · ${formatCount(u.output_tokens)} out`;
+  }
+}
+
+export function relativeTime(ms: number, now = Date.now()): string {
+  const d = Math.max(0, now - ms);
+  if (d < 60_000) return `${Math.floor(d / 1000)}s ago`;
+  if (d < 3_600_000) return `${Math.floor(d / 60_000)}m ago`;
+  if (d < 86_400_000) return `${Math.floor(d / 3_600_000)}h ago`;
+  return `${Math.floor(d / 86_400_000)}d ago`;
+}
