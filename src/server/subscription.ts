@@ -26,15 +26,21 @@ export interface Outlet {
 }
 
 export interface SubscriptionOptions {
-  /** Batches read from the journal at once while catching up. */
+  /** Most batches read from the journal at once while catching up. */
   pageSize: number;
+  /** Aim for journal pages of about this many bytes (fewer batches when they are big). */
+  pageBytes?: number;
 }
+
+const DEFAULT_PAGE_BYTES = 1024 * 1024;
 
 export type PumpResult = 'live' | 'blocked' | 'closed';
 
 export class Subscription {
   private lastSent: number;
   private live = false;
+  /** Batches to read next time; shrinks when batches are big. */
+  private pageLimit: number;
   private closed = false;
   private readonly unsubscribe: () => void;
 
@@ -50,6 +56,7 @@ export class Subscription {
     private readonly options: SubscriptionOptions,
   ) {
     this.lastSent = after;
+    this.pageLimit = options.pageSize;
     this.unsubscribe = handle.subscribe((batch) => this.onBatch(batch));
   }
 
@@ -102,7 +109,9 @@ export class Subscription {
         this.out.wantDrain(this);
         return 'blocked';
       }
-      const page = this.host.readAfter(this.handle.id, this.lastSent, this.options.pageSize);
+      const limit = this.pageLimit;
+      const page = this.host.readAfter(this.handle.id, this.lastSent, limit);
+      this.adaptPageLimit(page);
       for (const batch of page) {
         if (batch.sequence !== this.lastSent + 1) {
           throw new Error(
@@ -116,11 +125,21 @@ export class Subscription {
           return 'blocked';
         }
       }
-      if (page.length < this.options.pageSize) {
+      if (page.length < limit) {
         this.live = true;
         return 'live';
       }
     }
     return 'closed';
+  }
+
+  /** Size the next page so that it holds about `pageBytes` of frames. */
+  private adaptPageLimit(page: readonly CommittedBatch[]): void {
+    if (page.length === 0) return;
+    let bytes = 0;
+    for (const b of page) bytes += b.frame.length;
+    const target = this.options.pageBytes ?? DEFAULT_PAGE_BYTES;
+    const perBatch = Math.max(1, bytes / page.length);
+    this.pageLimit = Math.max(1, Math.min(this.options.pageSize, Math.floor(target / perBatch)));
   }
 }

@@ -1,0 +1,60 @@
+/** The approval request: what wants to run and where, and the keys to answer it. */
+import { Box } from 'ink';
+import type { ExecApprovalRequestMsg } from '../../protocol/index.js';
+import { Rows } from './Rows.js';
+import { sanitize, seg, wrap, type Line } from './text.js';
+import { theme } from './theme.js';
+import { commandOf, describeCall } from './transcript.js';
+
+/** Body rows of the prompt (inside the border) for an inner width. */
+export function approvalLines(req: ExecApprovalRequestMsg, innerWidth: number): Line[] {
+  const w = Math.max(10, innerWidth);
+  const cmd = commandOf(req.arguments);
+  const lines: Line[] = [];
+  lines.push([seg('Approval required', { bold: true, color: theme.warning }), seg(` · ${req.tool}`, { color: theme.muted })]);
+  if (cmd !== null) {
+    lines.push(...wrap([seg(sanitize(cmd), { bold: true, color: theme.command })], w, { first: [seg('$ ', { color: theme.muted })], rest: [seg('  ')] }));
+  } else {
+    const desc = describeCall(req.tool, req.arguments);
+    lines.push(...wrap([seg(sanitize(desc || '(no arguments)'), { color: theme.command })], w));
+  }
+  lines.push(...wrap([seg(sanitize(req.cwd), { color: theme.text })], w, { first: [seg('in ', { color: theme.muted })], rest: [seg('   ')] }));
+  lines.push(
+    ...wrap(
+      [
+        seg('y', { bold: true, color: theme.success }),
+        seg(' approve   ', { color: theme.muted }),
+        seg('a', { bold: true, color: theme.success }),
+        seg(' approve for session   ', { color: theme.muted }),
+        seg('n', { bold: true, color: theme.error }),
+        seg(' deny   ', { color: theme.muted }),
+        seg('esc', { bold: true, color: theme.warning }),
+        seg(' interrupt turn', { color: theme.muted }),
+      ],
+      w,
+    ),
+  );
+  return lines;
+}
+
+export interface ApprovalPromptProps {
+  request: ExecApprovalRequestMsg;
+  width: number;
+  /** The answer was sent; waiting for the daemon. */
+  answered?: boolean;
+}
+
+/** Total height of the prompt for a width (border included). */
+export function approvalPromptHeight(req: ExecApprovalRequestMsg, width: number): number {
+  return approvalLines(req, width - 4).length + 2;
+}
+
+export function ApprovalPrompt({ request, width, answered }: ApprovalPromptProps) {
+  const lines = approvalLines(request, width - 4);
+  if (answered) lines[lines.length - 1] = [seg('sending answer…', { color: theme.muted, italic: true })];
+  return (
+    <Box borderStyle="round" borderColor={theme.warning} paddingX={1} width={width} flexDirection="column">
+      <Rows lines={lines} />
+    </Box>
+  );
+}
