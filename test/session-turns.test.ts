@@ -76,7 +76,7 @@ describe('approvals (policy ask)', () => {
     s.submit(op({ type: 'exec_approval', id: req.approval_id, decision: 'deny' }));
     const done = await w.next('turn_complete');
     expect(w.msgs('tool_call_end')[0]).toMatchObject({ status: 'denied' });
-    expect(done.last_message).toMatch(/^command did not run/);
+    expect(done.last_message).toMatch(/^command did not complete: the user denied/);
     expect(existsSync(join(h!.dir, 'nope'))).toBe(false);
   });
 

@@ -49,7 +49,7 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
     const text =
       typeof last.exit_code === 'number'
         ? `command exited with code ${last.exit_code}`
-        : `command did not run: ${last.output.split('\n')[0]}`;
+        : `command did not complete: ${last.output.split('\n')[0]}`;
     yield* reply(text, request);
     return;
   }

@@ -1,6 +1,6 @@
 /** The bottom status line: state (with a spinner while working) on the left, model / session / tokens / connection on the right. */
 import { Box, Text } from 'ink';
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import type { ClientState } from '../client/client.js';
 import { formatCount, formatDuration } from './text.js';
 import { theme } from './theme.js';
@@ -46,7 +46,7 @@ export function StatusLine(props: StatusLineProps) {
   const frame = SPINNER[(props.frame ?? tick) % SPINNER.length]!;
   const now = props.now ?? Date.now();
 
-  let left: JSX.Element;
+  let left: ReactNode;
   if (props.ctrlCArmed) {
     left = <Text color={theme.warning}>press Ctrl-C again to detach (the session keeps running)</Text>;
   } else if (conn.kind === 'reconnecting') {

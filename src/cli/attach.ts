@@ -1,0 +1,129 @@
+/**
+ * `agentd attach [SESSION_ID] [--new]`: the terminal UI (src/tui). Without a session id
+ * and without --new it attaches to the most recently updated session, or creates one.
+ *
+ * Exit codes: 0 detached, 2 usage / connection / unknown session.
+ */
+import { Command, Option } from 'commander';
+import { render } from 'ink';
+import { createElement } from 'react';
+import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
+import type { AgentdClient } from '../client/client.js';
+import { CliExit, EXIT, addConnectionOptions, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
+import { ServerError, describeError } from '../client/errors.js';
+import { App } from '../tui/App.js';
+import { TuiController } from '../tui/controller.js';
+import { packageVersion } from './main.js';
+
+export interface AttachFlags extends ConnectionFlags {
+  new?: boolean;
+  model?: string;
+  cwd?: string;
+  approvalPolicy?: 'ask' | 'auto';
+  title?: string;
+}
+
+/** Enter/leave the terminal's alternate screen (the TUI is full-screen; the shell's screen comes back on exit). */
+const ALT_SCREEN_ON = '\x1b[?1049h\x1b[H\x1b[2J';
+const ALT_SCREEN_OFF = '\x1b[?1049l';
+
+export function registerAttach(program: Command): void {
+  const cmd = new Command('attach')
+    .description('open the terminal UI on a session (default: the most recently updated one, or a new one)')
+    .argument('[session_id]', 'session to attach to')
+    .option('--new', 'start a new session')
+    .option('--model <route>', 'model route for a new session')
+    .option('--cwd <dir>', 'working directory for a new session')
+    .addOption(new Option('--approval-policy <policy>', 'approval policy for a new session').choices(['ask', 'auto']))
+    .option('--title <title>', 'title for a new session')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .addHelpText(
+      'after',
+      `
+Keys: Enter send · Alt-Enter newline · Esc interrupt · y/a/n answer approvals ·
+PgUp/PgDn scroll (older history loads at the top) · Ctrl-C twice or /quit detach.
+Commands: /model ROUTE, /sessions, /attach ID, /new, /steer TEXT, /help, /quit.
+Detaching never stops the session; attach again to pick up where it is.`,
+    );
+  addConnectionOptions(cmd);
+  cmd.action((sessionId: string | undefined, flags: AttachFlags) =>
+    runCommand('attach', () => attach(sessionId, flags)),
+  );
+  program.addCommand(cmd);
+}
+
+function createConfig(flags: AttachFlags): CreateSessionConfig {
+  const config: CreateSessionConfig = {};
+  if (flags.model) config.model_route = flags.model;
+  if (flags.cwd) config.cwd = flags.cwd;
+  if (flags.approvalPolicy) config.approval_policy = flags.approvalPolicy;
+  if (flags.title) config.title = flags.title;
+  return config;
+}
+
+/** The session to open: the given one, a new one (--new), else the most recently updated or a new one. */
+export async function chooseSession(
+  client: Pick<AgentdClient, 'createSession' | 'listAllSessions'>,
+  sessionId: string | undefined,
+  createNew: boolean,
+  config: CreateSessionConfig = {},
+): Promise<{ sessionId: string; created: boolean }> {
+  if (sessionId && createNew) throw new CliExit('give either a SESSION_ID or --new, not both');
+  if (sessionId) return { sessionId, created: false };
+  if (!createNew) {
+    const sessions = await client.listAllSessions();
+    const latest = mostRecent(sessions);
+    if (latest) return { sessionId: latest.session_id, created: false };
+  }
+  const d = await client.createSession(config);
+  return { sessionId: d.session_id, created: true };
+}
+
+export function mostRecent(sessions: readonly SessionDescriptor[]): SessionDescriptor | undefined {
+  let best: SessionDescriptor | undefined;
+  for (const s of sessions) if (!best || s.updated_at > best.updated_at) best = s;
+  return best;
+}
+
+async function attach(sessionId: string | undefined, flags: AttachFlags): Promise<number> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) {
+    throw new CliExit('attach needs an interactive terminal; for scripts use "agentd send" and "agentd sessions"');
+  }
+  const { client } = await connectClient(flags, `agentd-tui/${packageVersion()}`);
+  const controller = new TuiController(client);
+  let chosen: string;
+  try {
+    const c = await chooseSession(client, sessionId, Boolean(flags.new), createConfig(flags));
+    chosen = c.sessionId;
+    await controller.open(chosen);
+  } catch (err) {
+    client.close();
+    if (err instanceof CliExit) throw err;
+    if (err instanceof ServerError && err.code === 'unknown_session') {
+      throw new CliExit(`no session ${sessionId ?? ''} (list them with "agentd sessions")`);
+    }
+    throw new CliExit(describeError(err));
+  }
+
+  process.stdout.write(ALT_SCREEN_ON);
+  const restore = () => process.stdout.write(ALT_SCREEN_OFF);
+  process.once('exit', restore);
+  const app = render(createElement(App, { controller }), {
+    exitOnCtrlC: false,
+    patchConsole: true,
+    incrementalRendering: true,
+    maxFps: 30,
+  });
+  try {
+    await app.waitUntilExit();
+  } finally {
+    app.cleanup();
+    restore();
+    process.off('exit', restore);
+    controller.dispose();
+    client.close();
+  }
+  const current = controller.getState().sessionId ?? chosen;
+  process.stdout.write(`Detached from session ${current} (it keeps running). Reattach: agentd attach ${current}\n`);
+  return EXIT.ok;
+}
