@@ -35,7 +35,7 @@ interface AgentdRun {
 
 export const BURST = 16;
 
-async function runAgentd(deltas: number): Promise<AgentdRun> {
+export async function runAgentd(deltas: number): Promise<AgentdRun> {
   const dir = tempDir();
   const app = await startInProcess(dir, { approval_policy: 'auto' }, () => deltaModel({ deltas, burst: BURST }));
   try {
@@ -61,7 +61,7 @@ async function runAgentd(deltas: number): Promise<AgentdRun> {
   }
 }
 
-async function runRaw(rows: Row[], sessionId: string, events: number): Promise<{ eventsPerSec: number; ms: number }> {
+export async function runRaw(rows: Row[], sessionId: string, events: number): Promise<{ eventsPerSec: number; ms: number }> {
   const dir = tempDir();
   const db = new Database(join(dir, 'raw.db'));
   db.pragma('journal_mode = WAL');

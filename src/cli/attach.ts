@@ -26,6 +26,9 @@ export interface AttachFlags extends ConnectionFlags {
 /** Enter/leave the terminal's alternate screen (the TUI is full-screen; the shell's screen comes back on exit). */
 const ALT_SCREEN_ON = '\x1b[?1049h\x1b[H\x1b[2J';
 const ALT_SCREEN_OFF = '\x1b[?1049l';
+/** Bracketed paste: pasted newlines stay in the message instead of sending it. */
+const PASTE_ON = '\x1b[?2004h';
+const PASTE_OFF = '\x1b[?2004l';
 
 export function registerAttach(program: Command): void {
   const cmd = new Command('attach')
@@ -105,13 +108,12 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
     throw new CliExit(describeError(err));
   }
 
-  process.stdout.write(ALT_SCREEN_ON);
-  const restore = () => process.stdout.write(ALT_SCREEN_OFF);
+  process.stdout.write(ALT_SCREEN_ON + PASTE_ON);
+  const restore = () => process.stdout.write(PASTE_OFF + ALT_SCREEN_OFF);
   process.once('exit', restore);
   const app = render(createElement(App, { controller }), {
     exitOnCtrlC: false,
     patchConsole: true,
-    incrementalRendering: true,
     maxFps: 30,
   });
   try {

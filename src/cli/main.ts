@@ -7,12 +7,18 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerServe } from './serve.js';
+import { registerAttach } from './attach.js';
+import { registerSend } from './send.js';
+import { registerSessions } from './sessions.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
 
 const COMMANDS: RegisterCommand[] = [
   registerServe,
+  registerAttach,
+  registerSend,
+  registerSessions,
 ];
 
 /** The version in the package.json above this module (works from src/ and dist/). */

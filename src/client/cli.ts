@@ -35,9 +35,12 @@ export interface ConnectionFlags {
   dataDir?: string;
 }
 
-/** Add --url / --token / --data-dir to a subcommand. */
+/** Add --url / --token / --data-dir to a subcommand; usage errors exit 2 (help/version 0). */
 export function addConnectionOptions(cmd: Command): Command {
   return cmd
+    .exitOverride((err) => {
+      process.exit(err.exitCode === 0 ? 0 : EXIT.usage);
+    })
     .addOption(new Option('--url <url>', 'daemon URL (default: $AGENTD_URL, else DATA_DIR/daemon.json)'))
     .addOption(new Option('--token <token>', 'client token (default: $AGENTD_TOKEN, else DATA_DIR/token)'))
     .addOption(new Option('--data-dir <dir>', 'data directory of the daemon (default: $AGENTD_HOME or ~/.local/share/agentd)'));

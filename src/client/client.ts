@@ -370,11 +370,13 @@ export class AgentdClient {
     if (had && this.connected) await this.conn!.detach(sessionId).catch(() => undefined);
   }
 
-  createSession(config: CreateSessionConfig = {}): Promise<SessionDescriptor> {
+  async createSession(config: CreateSessionConfig = {}): Promise<SessionDescriptor> {
     return this.requireConn().createSession(config);
   }
 
-  listSessions(options: { limit?: number; before?: string } = {}) {
+  async listSessions(
+    options: { limit?: number; before?: string } = {},
+  ): Promise<{ sessions: SessionDescriptor[]; next_before: string | null }> {
     return this.requireConn().listSessions(options);
   }
 
@@ -390,12 +392,29 @@ export class AgentdClient {
     }
   }
 
-  history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame> {
+  async history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame> {
     return this.requireConn().history(sessionId, beforeSequence, limit);
   }
 
-  submit(sessionId: string, submission: Submission): Promise<Queued> {
+  /** Resolves on `queued`; rejects with ServerError (busy, stopped, invalid…) or ConnectionError. */
+  async submit(sessionId: string, submission: Submission): Promise<Queued> {
     return this.requireConn().submit(sessionId, submission);
+  }
+
+  /** Resolves when connected (at once if connected); rejects when the client closes for good. */
+  waitConnected(): Promise<void> {
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const off = this.events.on('state', (s) => {
+        if (s.kind === 'connected') {
+          off();
+          resolve();
+        } else if (s.kind === 'closed') {
+          off();
+          reject(new ConnectionError(s.error ?? 'connection closed', false));
+        }
+      });
+    });
   }
 }
 

@@ -218,9 +218,8 @@ export class Connection {
     });
     this.ws.on('close', (code, reason) => {
       const r = reason.toString();
-      this.shutdown(
-        new ConnectionError(`connection closed (${code}${r ? `: ${r}` : ''})`, code !== 4401 && code !== 4400, code),
-      );
+      const why = r || (code === 1006 ? 'connection dropped' : `close code ${code}`);
+      this.shutdown(new ConnectionError(why, code !== 4401 && code !== 4400, code));
     });
     this.ws.on('pong', () => {
       this.alive = true;

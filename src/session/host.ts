@@ -95,9 +95,7 @@ export class SessionHost implements SessionHostApi {
       usage_total: ZERO_USAGE,
       transcript_length: 0,
     };
-    this.journal.createSession(state.session_id, now, JSON.stringify(state));
-    const session = this.hydrate(state, 0);
-    const tx = new Tx(state).emit({
+    const configured = new Tx(state).emit({
       type: 'session_configured',
       session_id: state.session_id,
       model: state.model,
@@ -105,22 +103,23 @@ export class SessionHost implements SessionHostApi {
       approval_policy: state.approval_policy,
       title: state.title,
     });
-    // The first batch is journaled directly: the session has not seen any submission yet.
-    const batch = this.journal.commit({
-      sessionId: state.session_id,
-      sequence: 1,
-      events: tx.events,
-      checkpoint: JSON.stringify(state),
-      unfinished: false,
-      transcriptFrom: 0,
-      transcript: [],
-      admissions: [],
-    });
-    session.stop();
-    this.sessions.delete(state.session_id);
-    const fresh = this.hydrate(state, batch.sequence);
-    this.scheduleEviction(fresh);
-    return fresh.descriptor();
+    // The session's first batch is written before it has an actor: nothing can race it.
+    this.journal.db.transaction(() => {
+      this.journal.createSession(state.session_id, now, JSON.stringify(state));
+      this.journal.commit({
+        sessionId: state.session_id,
+        sequence: 1,
+        events: configured.events,
+        checkpoint: JSON.stringify(state),
+        unfinished: false,
+        transcriptFrom: 0,
+        transcript: [],
+        admissions: [],
+      });
+    })();
+    const session = this.hydrate(state, 1);
+    this.scheduleEviction(session);
+    return session.descriptor();
   }
 
   list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {

@@ -55,6 +55,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
   const [input, setInput] = useState<InputState>(() => emptyInput());
   const [ctrlCArmed, setCtrlCArmed] = useState(false);
   const ctrlCTimer = useRef<NodeJS.Timeout | undefined>(undefined);
+  const pasting = useRef(false);
 
   const width = Math.max(20, size.columns);
   const info = view.transcript.info;
@@ -180,6 +181,19 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
   };
 
   useInput((ch, key) => {
+    // Bracketed paste markers (enabled by `agentd attach`).
+    if (ch === '[200~') {
+      pasting.current = true;
+      return;
+    }
+    if (ch === '[201~') {
+      pasting.current = false;
+      return;
+    }
+    if (pasting.current && !key.escape) {
+      setInput((s) => editInput(s, ch || (key.return ? '\r' : ''), {}, true).state);
+      return;
+    }
     if (key.ctrl && ch === 'c') {
       if (input.value !== '') {
         setInput((s) => emptyInput(s.history));
@@ -226,7 +240,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
       if (first) setInput((s) => setValue(s, `/${first.name}${first.args ? ' ' : ''}`));
       return;
     }
-    const r = editInput(input, ch, key);
+    const r = editInput(input, ch, key, pasting.current);
     if (r.submit !== undefined) submit(r.submit);
     else if (r.handled) setInput(r.state);
   });

@@ -2,7 +2,7 @@
 import { Box } from 'ink';
 import type { InputState } from './input.js';
 import { Rows } from './Rows.js';
-import { graphemes, seg, wrap, type Line, type Seg } from './text.js';
+import { graphemes, seg, truncateLine, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
 
 /** At most this many rows of text are shown (the cursor's row stays visible). */
@@ -13,10 +13,10 @@ export function inputLines(state: InputState, innerWidth: number, placeholder: s
   const w = Math.max(4, innerWidth);
   const prompt: Line = [seg('› ', { color: focused ? theme.accent : theme.muted, bold: true })];
   if (state.value === '') {
-    const segs: Seg[] = [];
-    if (focused) segs.push(seg(' ', { inverse: true }));
-    segs.push(seg(focused ? placeholder.slice(0) : placeholder, { color: theme.muted }));
-    return wrap(segs, w, { first: prompt, rest: [seg('  ')] }).slice(0, 2);
+    const line: Line = [...prompt];
+    if (focused) line.push(seg(' ', { inverse: true }));
+    line.push(seg(placeholder, { color: theme.muted }));
+    return [truncateLine(line, w)];
   }
   const before = state.value.slice(0, state.cursor);
   const after = state.value.slice(state.cursor);

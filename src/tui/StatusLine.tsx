@@ -34,8 +34,9 @@ export function useTicker(active: boolean, ms = 100): number {
   return tick;
 }
 
-function shortId(id: string): string {
-  return id.length > 14 ? `${id.slice(0, 13)}…` : id;
+function shortId(id: string, width: number): string {
+  const max = width >= 90 ? 40 : 14;
+  return id.length > max ? `${id.slice(0, max - 1)}…` : id;
 }
 
 export function StatusLine(props: StatusLineProps) {
@@ -77,9 +78,9 @@ export function StatusLine(props: StatusLineProps) {
 
   const parts: string[] = [];
   if (info.model) parts.push(info.model.route === info.model.model || !info.model.model ? info.model.route : `${info.model.route} (${info.model.model})`);
-  if (info.sessionId) parts.push(shortId(info.sessionId));
-  if (info.usage) parts.push(`↑${formatCount(info.usage.input_tokens)} ↓${formatCount(info.usage.output_tokens)}`);
-  parts.push(status);
+  if (info.sessionId) parts.push(shortId(info.sessionId, width));
+  if (info.usage) parts.push(`${formatCount(info.usage.input_tokens)} in / ${formatCount(info.usage.output_tokens)} out`);
+  parts.push(status.replace('_', ' '));
   const right = parts.join(' · ');
 
   return (

@@ -71,7 +71,7 @@ export class TuiController {
         if (a.session.session_id !== this.state.sessionId) return;
         this.flush();
         this.set({ transcript: withDescriptor(this.state.transcript, a.session) });
-        if (resumed) this.note('success', `reconnected — resumed after #${this.state.transcript.lastSeq ?? 0}`);
+        if (resumed) this.note('success', 'reconnected');
       }),
       client.events.on('state', (s) => {
         if (s.kind === 'reconnecting' && this.wasConnected) {

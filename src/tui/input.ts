@@ -87,7 +87,13 @@ function edit(state: InputState, from: number, to: number, cursor: number): Inpu
   return { ...state, value: state.value.slice(0, from) + state.value.slice(to), cursor, historyIndex: null };
 }
 
-export function editInput(state: InputState, input: string, key: KeyInfo): EditResult {
+/**
+ * Apply one key (or a chunk of typed/pasted text). `pasting` is true inside a bracketed
+ * paste: newlines are inserted, never submitted. Outside one, a chunk ending in a carriage
+ * return (fast typing, `tmux send-keys`, terminals without bracketed paste) inserts the
+ * text and then submits.
+ */
+export function editInput(state: InputState, input: string, key: KeyInfo, pasting = false): EditResult {
   const { value, cursor } = state;
   const done = (s: InputState): EditResult => ({ state: s, handled: true });
 
@@ -189,7 +195,10 @@ export function editInput(state: InputState, input: string, key: KeyInfo): EditR
     return { state, handled: false };
   }
   if (input === '') return { state, handled: false };
-  // Typed or pasted text; pasted newlines arrive as \r.
-  const text = input.replace(/\r\n?/g, '\n');
-  return done(insert(state, text));
+  // Typed or pasted text; newlines arrive as \r.
+  if (!pasting && input.length > 1 && input.endsWith('\r')) {
+    const next = insert(state, input.slice(0, -1).replace(/\r\n?/g, '\n'));
+    return { state: next, submit: next.value, handled: true };
+  }
+  return done(insert(state, input.replace(/\r\n?/g, '\n')));
 }

@@ -198,35 +198,55 @@ export function wrap(segs: readonly Seg[], width: number, options: WrapOptions =
     softBroken = soft;
   };
 
+  // Spaces are held until a word follows on the same row, so soft-wrapped rows carry no
+  // trailing blanks; held spaces are kept at a hard break and at the end (an input cursor
+  // may be a styled space).
+  let held: Token[] = [];
+  const flushHeld = () => {
+    for (const h of held) {
+      push(row, h.text, h.style);
+      used += h.width;
+    }
+    held = [];
+  };
+  const heldWidth = () => held.reduce((n, h) => n + h.width, 0);
+
   for (const tok of tokenize(segs)) {
     if (tok.kind === 'newline') {
+      flushHeld();
       newRow(false);
       continue;
     }
     if (tok.kind === 'space') {
-      if (used === 0 && softBroken) continue;
-      if (used + tok.width > avail) {
+      if (used === 0 && softBroken && !tok.style.inverse) continue;
+      if (used + heldWidth() + tok.width > avail) {
+        // The break falls on this space: keep a styled one (a cursor) on the next row.
+        held = [];
         newRow(true);
+        if (tok.style.inverse) held.push(tok);
         continue;
       }
-      push(row, tok.text, tok.style);
-      used += tok.width;
+      held.push(tok);
       continue;
     }
-    if (used + tok.width <= avail) {
+    if (used + heldWidth() + tok.width <= avail) {
+      flushHeld();
       push(row, tok.text, tok.style);
       used += tok.width;
       softBroken = false;
       continue;
     }
     if (used > 0 && tok.width <= avail) {
+      held = held.filter((h) => h.style.inverse);
       newRow(true);
+      flushHeld();
       push(row, tok.text, tok.style);
-      used = tok.width;
+      used += tok.width;
       softBroken = false;
       continue;
     }
     // Split a long word.
+    flushHeld();
     for (const g of graphemes(tok.text)) {
       const w = graphemeWidth(g);
       if (used + w > avail && used > 0) newRow(true);
@@ -235,6 +255,7 @@ export function wrap(segs: readonly Seg[], width: number, options: WrapOptions =
     }
     softBroken = false;
   }
+  flushHeld();
   rows.push(row);
   return rows;
 }
