@@ -13,7 +13,7 @@
  */
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { meetsGoal, type Measurement, type RunOptions, type Scenario } from './lib/scenario.js';
@@ -99,16 +99,24 @@ async function main(): Promise<void> {
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
 
   const cpu = cpus();
-  console.log(bold('agentd benchmarks') + dim(` · node ${process.version} · ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}${args.quick ? ' · QUICK (sizes reduced, not comparable)' : ''}`));
+  const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+  console.log(
+    bold('agentd benchmarks') +
+      dim(` · node ${process.version} · ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'} · load ${load()}`) +
+      (args.quick ? red(' · QUICK: sizes reduced, not comparable') : ''),
+  );
   console.log('');
   const rows: Row[] = [];
   const started = Date.now();
   for (const [i, s] of selected.entries()) {
     console.log(`${bold(`[${i + 1}/${selected.length}] ${s.name}`)} ${dim(`— ${s.what}`)}`);
     const t0 = Date.now();
+    const loadBefore = loadavg()[0]!;
     const secs = () => ((Date.now() - t0) / 1000).toFixed(1).padStart(5) + 's';
     try {
       const m = await runInChild(s, args, (msg) => console.log(dim(`  ${secs()}  ${msg}`)));
+      // The machine's load around the run (other processes skew every number).
+      m.details.load_avg_1m = Number(Math.max(loadBefore, loadavg()[0]!).toFixed(2));
       const pass = meetsGoal(s.goal, m);
       rows.push({ name: s.name, goal: s.goal, m, pass });
       const base = m.baseline === null ? '' : ` vs ${fmt(m.baseline)} ${m.unit}`;
@@ -123,7 +131,10 @@ async function main(): Promise<void> {
   console.log(renderTable(rows));
   console.log('');
   const passed = rows.filter((r) => r.pass).length;
-  console.log(`${passed === rows.length ? green(`${passed}/${rows.length} goals met`) : red(`${passed}/${rows.length} goals met`)} ${dim(`in ${((Date.now() - started) / 1000).toFixed(0)} s`)}`);
+  console.log(
+    `${passed === rows.length ? green(`${passed}/${rows.length} goals met`) : red(`${passed}/${rows.length} goals met`)} ` +
+      dim(`in ${((Date.now() - started) / 1000).toFixed(0)} s · load ${load()}`),
+  );
   if (args.markdown) console.log('\n' + renderMarkdown(rows));
 
   const out = args.out ?? (args.quick ? null : join(ROOT, 'bench', 'results.json'));

@@ -111,3 +111,16 @@ describe('HTTP', () => {
     expect(status).toBe(404);
   });
 });
+
+describe('hello timeout', () => {
+  it('closes a silent connection with protocol / 4400', async () => {
+    const quick = await startDaemon({ env: { AGENTD_HELLO_TIMEOUT_MS: '300' } });
+    try {
+      const c = await connect(quick, { hello: false });
+      expect(await c.next(5000)).toMatchObject({ type: 'error', code: 'protocol', message: expect.stringMatching(/hello/) });
+      expect((await c.closed).code).toBe(4400);
+    } finally {
+      await quick.stop();
+    }
+  });
+});

@@ -132,7 +132,6 @@ describe('InputBox', () => {
     expect(strip(empty.lastFrame())).toContain('›  Message the agent…');
     const typed = render(h(InputBox, { state: setValue(emptyInput(), 'hello world'), width: 60 }));
     expect(strip(typed.lastFrame())).toContain('› hello world');
-    expect(typed.lastFrame()).toMatch(/\x1b\[7m/); // inverse cursor
   });
 
   it('wraps long text and multi-line input inside the box', () => {
@@ -174,6 +173,9 @@ describe('App', () => {
         throw new Error(`${e.message}\n${screen()}`);
       });
     const submits = () => server.received.filter((x) => x.frame.type === 'submit').map((x) => (x.frame.submission as { op: Record<string, unknown> }).op);
+    // Let Ink mount and start reading stdin before keys are written.
+    await until(/Message the agent|Approval required/);
+    await new Promise((res) => setTimeout(res, 50));
     return { r, screen, until, submits, quits: () => quit };
   }
 
@@ -195,8 +197,8 @@ describe('App', () => {
 
   it('sends what is typed on Enter and keeps it in the input history', async () => {
     const { r, submits } = await mount(() => {});
+    // Two writes back to back, before any re-render: the second must see the first.
     r.stdin.write('hello');
-    await tick();
     r.stdin.write('\r');
     await waitFor(() => submits().length === 1, 'submit');
     expect(submits()[0]).toEqual({ type: 'message', text: 'hello' });
@@ -217,9 +219,10 @@ describe('App', () => {
     r.stdin.write('y');
     await waitFor(() => submits().length === 1, 'approval');
     expect(submits()[0]).toEqual({ type: 'exec_approval', id: 'a1', decision: 'approve' });
-    server.commit('s1', [ev({ type: 'approval_resolved', approval_id: 'a1', decision: 'approve' }, tags)]);
-    await until('Message the agent');
+    await until('Message the agent'); // the prompt goes away once answered
     expect(screen()).not.toContain('Approval required');
+    server.commit('s1', [ev({ type: 'approval_resolved', approval_id: 'a1', decision: 'approve' }, tags)]);
+    await until('running… · approved');
 
     for (const [key, decision] of [
       ['a', 'approve_for_session'],
@@ -276,7 +279,6 @@ describe('App', () => {
       for (let i = 1; i <= 130; i++) s.commit('s1', [ev({ type: 'warning', message: `note ${i}` })]);
     });
     await until('note 130');
-    expect(screen()).toContain('older history — PgUp to load');
     // Page up to the top of the 100 replayed batches; the next page is requested there.
     for (let i = 0; i < 40 && !server.received.some((x) => x.frame.type === 'history'); i++) {
       r.stdin.write('\x1b[5~');

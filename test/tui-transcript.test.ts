@@ -200,6 +200,21 @@ describe('transcript reducer', () => {
     expect(s.info.model?.route).toBe('local');
   });
 
+  it('keeps a reply cut off by a restart and starts a new one after turn_resumed', () => {
+    const tags = { submission_id: 'u', turn_id: 't' };
+    const s = applyBatches(
+      emptyTranscript(),
+      fold([
+        [ev({ type: 'turn_started', turn_id: 't' }, tags), ev({ type: 'agent_message_delta', delta: 'sl' }, tags)],
+        [ev({ type: 'turn_resumed', attempt: 1 }, tags)],
+        [ev({ type: 'agent_message_delta', delta: 'slept' }, tags)],
+        [ev({ type: 'agent_message', text: 'slept' }, tags)],
+      ]),
+    );
+    expect(rows(s)).toEqual(['● sl', '', '⚠ turn resumed after a daemon restart (attempt 1)', '', '● slept']);
+    expect(sessionStatus(s.info)).toBe('running');
+  });
+
   it('takes the pending approval and running turn from the attach descriptor', () => {
     const req = { type: 'exec_approval_request' as const, approval_id: 'a9', call_id: 'c9', tool: 'shell', arguments: { command: 'make' }, cwd: '/p' };
     const s = withDescriptor(emptyTranscript(), descriptor({ status: 'awaiting_approval', active_turn_id: 't9', pending_approval: req }));

@@ -10,6 +10,8 @@ export interface InProcess {
   server: AgentdServer;
   /** ws://127.0.0.1:PORT/v1 */
   wsUrl: string;
+  /** GET /healthz (server counters such as stream_fallbacks_total, when the server has them). */
+  health(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,10 @@ export async function startInProcess(
     host,
     server,
     wsUrl: `${server.url}/v1`,
+    async health() {
+      const res = await fetch(`${server.url.replace(/^ws:/, 'http:')}/healthz`);
+      return (await res.json()) as Record<string, unknown>;
+    },
     async close() {
       server.stopAccepting();
       await host.close();

@@ -16,7 +16,17 @@ import { startStreamClients } from '../lib/stream-clients.js';
 import { median, progress, removeDir, round, tempDir } from '../lib/util.js';
 import { BURST } from './journal_stream.js';
 
-async function runAgentd(clients: number, deltas: number): Promise<{ perSec: number; frames: number; ms: number; bytes: number; rows: string[] }> {
+interface AgentdRun {
+  perSec: number;
+  frames: number;
+  ms: number;
+  bytes: number;
+  rows: string[];
+  /** Times a client's live stream fell behind and was caught up from the journal (null: not reported). */
+  fallbacks: number | null;
+}
+
+export async function runAgentd(clients: number, deltas: number): Promise<AgentdRun> {
   const dir = tempDir();
   const app = await startInProcess(dir, { approval_policy: 'auto' }, () => deltaModel({ deltas, burst: BURST }));
   try {
@@ -24,20 +34,28 @@ async function runAgentd(clients: number, deltas: number): Promise<{ perSec: num
     const c = await startStreamClients({ url: app.wsUrl, clients, mode: 'agentd', sessionId, parse: false });
     const r = await c.go();
     await c.close();
+    const fallbacks = (await app.health())['stream_fallbacks_total'];
     const rows = (
       app.host.journal.db
         .prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
         .all(sessionId) as Array<{ sequence: number; committed_at: number; events: string }>
     ).map((row) => batchFrame(sessionId, row.sequence, row.committed_at, row.events));
     if (r.frames !== rows.length * clients) throw new Error(`agentd delivered ${r.frames} frames, expected ${rows.length} × ${clients}`);
-    return { perSec: r.frames / (r.ms / 1000), frames: r.frames, ms: r.ms, bytes: r.bytes, rows };
+    return {
+      perSec: r.frames / (r.ms / 1000),
+      frames: r.frames,
+      ms: r.ms,
+      bytes: r.bytes,
+      rows,
+      fallbacks: typeof fallbacks === 'number' ? fallbacks : null,
+    };
   } finally {
     await app.close();
     removeDir(dir);
   }
 }
 
-async function runRaw(clients: number, frames: string[]): Promise<{ perSec: number; ms: number }> {
+export async function runRaw(clients: number, frames: string[]): Promise<{ perSec: number; ms: number }> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, clientTracking: false });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const sockets: WebSocket[] = [];
@@ -69,7 +87,7 @@ export const fanout: Scenario = {
     const clients = 100;
     const deltas = options.quick ? 10_000 : 40_000;
     const reps = options.quick ? 1 : 3;
-    const a: Array<Awaited<ReturnType<typeof runAgentd>>> = [];
+    const a: AgentdRun[] = [];
     const r: Array<Awaited<ReturnType<typeof runRaw>>> = [];
     for (let i = 0; i < reps; i++) {
       progress(`rep ${i + 1}/${reps}: agentd streams ${deltas.toLocaleString('en-US')} deltas to ${clients} clients`);
@@ -95,9 +113,12 @@ export const fanout: Scenario = {
         mib_delivered: round(mib, 1),
         agentd_ms: round(median(a.map((x) => x.ms)), 1),
         raw_ms: round(median(r.map((x) => x.ms)), 1),
+        stream_fallbacks: a0.fallbacks,
         reps,
       },
-      note: `${a0.rows.length} frames × ${clients} clients = ${mib.toFixed(0)} MiB per run`,
+      note:
+        `${a0.rows.length} frames × ${clients} clients = ${mib.toFixed(0)} MiB per run` +
+        (a0.fallbacks !== null ? `; ${a0.fallbacks} live → catch-up fallbacks` : ''),
     };
   },
 };

@@ -31,13 +31,14 @@ interface AgentdRun {
   ms: number;
   commitSpanMs: number;
   rows: Row[];
+  fallbacks: number | null;
 }
 
 export const BURST = 16;
 
-export async function runAgentd(deltas: number): Promise<AgentdRun> {
+export async function runAgentd(deltas: number, burst = BURST): Promise<AgentdRun> {
   const dir = tempDir();
-  const app = await startInProcess(dir, { approval_policy: 'auto' }, () => deltaModel({ deltas, burst: BURST }));
+  const app = await startInProcess(dir, { approval_policy: 'auto' }, () => deltaModel({ deltas, burst }));
   try {
     const sessionId = app.host.create({ cwd: dir }).session_id;
     let first = 0;
@@ -49,12 +50,20 @@ export async function runAgentd(deltas: number): Promise<AgentdRun> {
     const clients = await startStreamClients({ url: app.wsUrl, clients: 1, mode: 'agentd', sessionId, parse: true });
     const r = await clients.go();
     await clients.close();
+    const fallbacks = (await app.health())['stream_fallbacks_total'];
     const rows = (
       app.host.journal.db
         .prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
         .all(sessionId) as Omit<Row, 'frame'>[]
     ).map((row) => ({ ...row, frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events) }));
-    return { eventsPerSec: r.events / (r.ms / 1000), events: r.events, ms: r.ms, commitSpanMs: last - first, rows };
+    return {
+      eventsPerSec: r.events / (r.ms / 1000),
+      events: r.events,
+      ms: r.ms,
+      commitSpanMs: last - first,
+      rows,
+      fallbacks: typeof fallbacks === 'number' ? fallbacks : null,
+    };
   } finally {
     await app.close();
     removeDir(dir);
@@ -129,6 +138,8 @@ export const journalStream: Scenario = {
         agentd_ms: round(median(agentd.map((a) => a.ms)), 1),
         agentd_commit_span_ms: round(median(agentd.map((a) => a.commitSpanMs)), 1),
         raw_ms: round(median(raw.map((r) => r.ms)), 1),
+        max_frame_kib: round(Math.max(...a0.rows.map((r) => r.frame.length)) / 1024, 1),
+        stream_fallbacks: a0.fallbacks,
         reps,
       },
       note: `${a0.events.toLocaleString('en-US')} events in ${a0.rows.length} batches (~${Math.round(a0.events / a0.rows.length)}/batch)`,

@@ -136,6 +136,19 @@ export async function runLangGraph(turns: number): Promise<Run> {
   }
 }
 
+/** The tool alone: sequential read_file calls on the same kind of file, ms per call. */
+export async function toolMsPerCall(calls: number): Promise<number> {
+  const dir = makeWorkspace();
+  try {
+    const ctx = { cwd: dir, signal: new AbortController().signal, onOutput() {} };
+    const t0 = now();
+    for (let i = 0; i < calls; i++) await readFileTool.run({ path: loopFile(i) }, ctx);
+    return (now() - t0) / calls;
+  } finally {
+    removeDir(dir);
+  }
+}
+
 export const peerLanggraph: Scenario = {
   name: 'peer_langgraph',
   what: 'durable agent steps/s, 10-step read_file tool loop per turn, zero-latency model',
@@ -150,7 +163,10 @@ export const peerLanggraph: Scenario = {
     await runLangGraph(2);
     const a: Run[] = [];
     const l: Run[] = [];
+    const tool: number[] = [];
     for (let i = 0; i < reps; i++) {
+      progress(`rep ${i + 1}/${reps}: the read_file tool alone, ${turns * STEPS} calls`);
+      tool.push(await toolMsPerCall(turns * STEPS));
       progress(`rep ${i + 1}/${reps}: agentd, ${turns} turns × ${STEPS_PER_TURN} steps`);
       a.push(await runAgentd(turns));
       progress(`rep ${i + 1}/${reps}: LangGraph, ${turns} turns × ${STEPS_PER_TURN} steps`);
@@ -159,6 +175,11 @@ export const peerLanggraph: Scenario = {
     const value = median(a.map((x) => x.stepsPerSec));
     const baseline = median(l.map((x) => x.stepsPerSec));
     const msPerStep = (r: Run[]) => round(median(r.map((x) => x.ms / x.steps)), 3);
+    // Tool time per step (10 tool runs per 11 steps), the same on both sides: what is left is
+    // the runtime's own cost per step.
+    const toolPerStep = (median(tool) * STEPS) / STEPS_PER_TURN;
+    const agentdOwn = msPerStep(a) - toolPerStep;
+    const langgraphOwn = msPerStep(l) - toolPerStep;
     return {
       value: Math.round(value),
       unit: 'steps/s',
@@ -173,9 +194,17 @@ export const peerLanggraph: Scenario = {
         agentd_last_turn_ms: round(median(a.map((x) => x.lastTurnMs)), 2),
         langgraph_first_turn_ms: round(median(l.map((x) => x.firstTurnMs)), 2),
         langgraph_last_turn_ms: round(median(l.map((x) => x.lastTurnMs)), 2),
+        read_file_ms_per_call: round(median(tool), 3),
+        agentd_own_ms_per_step: round(agentdOwn, 3),
+        langgraph_own_ms_per_step: round(langgraphOwn, 3),
+        ratio_without_tool: round(langgraphOwn / agentdOwn, 1),
+        ratio_ceiling_with_tool: round(msPerStep(l) / toolPerStep, 1),
         reps,
       },
-      note: `${msPerStep(a)} vs ${msPerStep(l)} ms/step; LangGraph turn ${median(l.map((x) => x.firstTurnMs)).toFixed(0)} → ${median(l.map((x) => x.lastTurnMs)).toFixed(0)} ms as history grows`,
+      note:
+        `${msPerStep(a)} vs ${msPerStep(l)} ms/step, of which read_file ${toolPerStep.toFixed(3)} ms on both sides ` +
+        `(ceiling ${(msPerStep(l) / toolPerStep).toFixed(1)}×; runtime alone ${(langgraphOwn / agentdOwn).toFixed(1)}×); ` +
+        `LangGraph turn ${median(l.map((x) => x.firstTurnMs)).toFixed(0)} → ${median(l.map((x) => x.lastTurnMs)).toFixed(0)} ms as history grows`,
     };
   },
 };

@@ -5,13 +5,10 @@
  * Exit codes: 0 detached, 2 usage / connection / unknown session.
  */
 import { Command, Option } from 'commander';
-import { render } from 'ink';
-import { createElement } from 'react';
 import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
 import type { AgentdClient } from '../client/client.js';
 import { CliExit, EXIT, addConnectionOptions, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
 import { ServerError, describeError } from '../client/errors.js';
-import { App } from '../tui/App.js';
 import { TuiController } from '../tui/controller.js';
 import { packageVersion } from './main.js';
 
@@ -108,6 +105,13 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
     throw new CliExit(describeError(err));
   }
 
+  // Loaded here, not at start-up: Ink takes most of a second to import, which the
+  // other subcommands should not pay.
+  const [{ render }, { createElement }, { App }] = await Promise.all([
+    import('ink'),
+    import('react'),
+    import('../tui/App.js'),
+  ]);
   process.stdout.write(ALT_SCREEN_ON + PASTE_ON);
   const restore = () => process.stdout.write(PASTE_OFF + ALT_SCREEN_OFF);
   process.once('exit', restore);

@@ -172,10 +172,11 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
 }
 
 /**
- * Flow-control tuning from the environment (for tests and experiments; the defaults
- * suit normal use): AGENTD_WS_HIGH_WATER_MARK (bytes), AGENTD_WS_PAGE_SIZE (batches).
+ * Connection tuning from the environment (for tests and experiments; the defaults suit
+ * normal use): AGENTD_WS_HIGH_WATER_MARK (bytes), AGENTD_WS_PAGE_SIZE (batches),
+ * AGENTD_HELLO_TIMEOUT_MS.
  */
-function tuning(): { highWaterMark?: number; pageSize?: number } {
+function tuning(): { highWaterMark?: number; pageSize?: number; helloTimeoutMs?: number } {
   const read = (name: string, min: number): number | undefined => {
     const raw = process.env[name];
     if (raw === undefined || raw === '') return undefined;
@@ -185,9 +186,11 @@ function tuning(): { highWaterMark?: number; pageSize?: number } {
   };
   const highWaterMark = read('AGENTD_WS_HIGH_WATER_MARK', 1024);
   const pageSize = read('AGENTD_WS_PAGE_SIZE', 1);
+  const helloTimeoutMs = read('AGENTD_HELLO_TIMEOUT_MS', 1);
   return {
     ...(highWaterMark !== undefined && { highWaterMark }),
     ...(pageSize !== undefined && { pageSize }),
+    ...(helloTimeoutMs !== undefined && { helloTimeoutMs }),
   };
 }
 

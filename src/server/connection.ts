@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { PROTOCOL_VERSION, parseClientFrame, type ClientFrame, type ServerFrame } from '../../protocol/index.js';
 import { AgentdError, type ErrorCode } from '../errors.js';
-import type { SessionHandle, SessionHostApi } from '../session/api.js';
+import type { CommittedBatch, SessionHandle, SessionHostApi } from '../session/api.js';
 import { authenticate, type UpgradeCredentials } from './auth.js';
 import { errorFrame, type ErrorContext } from './frames.js';
 import { Subscription, type Outlet } from './subscription.js';
@@ -32,12 +32,22 @@ export interface ConnectionOptions {
   helloTimeoutMs: number;
   /** Handles one validated frame of an authenticated connection. */
   dispatch: (conn: Connection, frame: ClientFrame) => void;
+  /** Server-wide counters, shared by all connections. */
+  stats: ServerStats;
+}
+
+export interface ServerStats {
+  /** Times a live stream fell behind (full socket buffer) and switched to catching up. */
+  fallbacks: number;
 }
 
 export const CLOSE_UNAUTHORIZED = 4401;
 export const CLOSE_PROTOCOL = 4400;
 
 type State = 'hello' | 'ready' | 'closing';
+
+/** UTF-8 bytes of batch frames, computed once per batch object and shared by all clients. */
+const encodedFrames = new WeakMap<CommittedBatch, Buffer>();
 
 /** How often a connection with blocked subscriptions re-checks its buffer (safety net). */
 const DRAIN_POLL_MS = 100;
@@ -97,11 +107,32 @@ export class Connection implements Outlet {
   write(frame: string): void {
     if (this.ws.readyState !== WebSocket.OPEN) return;
     this.ws.send(frame, this.onFlushed);
+    this.afterWrite();
+  }
+
+  /** Above the high-water mark: stop reading the client's frames until we drain. */
+  private afterWrite(): void {
     if (!this.readingPaused && this.ws.bufferedAmount >= this.highWaterMark) {
       this.readingPaused = true;
       this.ws.pause();
       this.armDrainTimer();
     }
+  }
+
+  /**
+   * Write a committed batch. Its frame is UTF-8 encoded once per batch (the same
+   * CommittedBatch object is delivered to every subscriber of a commit) and the bytes are
+   * shared by all clients.
+   */
+  writeBatch(batch: CommittedBatch): void {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    let bytes = encodedFrames.get(batch);
+    if (!bytes) {
+      bytes = Buffer.from(batch.frame, 'utf8');
+      encodedFrames.set(batch, bytes);
+    }
+    this.ws.send(bytes, { binary: false }, this.onFlushed);
+    this.afterWrite();
   }
 
   send(frame: ServerFrame): void {
@@ -165,7 +196,13 @@ export class Connection implements Outlet {
    */
   attach(handle: SessionHandle, after: number, beforeStream: () => void): void {
     this.detach(handle.id);
-    const sub = new Subscription(this.host, handle, after, this, { pageSize: this.options.pageSize });
+    const stats = this.options.stats;
+    const sub = new Subscription(this.host, handle, after, this, {
+      pageSize: this.options.pageSize,
+      onFallBehind: () => {
+        stats.fallbacks++;
+      },
+    });
     this.subs.set(handle.id, sub);
     beforeStream();
     this.pumpSafely(sub);

@@ -9,7 +9,7 @@ import { WebSocketServer } from 'ws';
 import { LIMITS, type ClientFrame } from '../../protocol/index.js';
 import type { SessionHostApi } from '../session/api.js';
 import { upgradeCredentials } from './auth.js';
-import { Connection } from './connection.js';
+import { Connection, type ServerStats } from './connection.js';
 import { dispatchFrame } from './handlers.js';
 import { httpHandler, isProtocolPath, rejectUpgrade } from './http.js';
 
@@ -70,10 +70,12 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
   const health = (): Record<string, unknown> => {
     const mem = process.memoryUsage();
     let bufferedMax = 0;
+    let bufferedTotal = 0;
     let attached = 0;
     let behind = 0;
     for (const c of conns) {
       bufferedMax = Math.max(bufferedMax, c.bufferedAmount);
+      bufferedTotal += c.bufferedAmount;
       for (const s of c.streams()) {
         attached++;
         if (!s.live) behind++;
@@ -84,7 +86,9 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
       connections: conns.size,
       attachments: attached,
       attachments_catching_up: behind,
+      stream_fallbacks_total: stats.fallbacks,
       buffered_bytes_max: bufferedMax,
+      buffered_bytes_total: bufferedTotal,
       rss_bytes: mem.rss,
       heap_used_bytes: mem.heapUsed,
       uptime_ms: Date.now() - startedAt,
@@ -100,7 +104,9 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     clientTracking: false,
   });
 
+  const stats: ServerStats = { fallbacks: 0 };
   const connOptions = {
+    stats,
     host: options.sessions,
     token: options.token,
     serverName: options.serverName,

@@ -19,8 +19,10 @@ export interface Outlet {
   /** Bytes queued in the socket, not yet handed to the kernel. */
   readonly bufferedAmount: number;
   readonly highWaterMark: number;
-  /** Write one pre-serialized frame. */
-  write(frame: string): void;
+  /** False once the socket is closing: stop reading the journal for it. */
+  readonly isOpen: boolean;
+  /** Write one committed batch (its pre-serialized frame). */
+  writeBatch(batch: CommittedBatch): void;
   /** This subscription is blocked on a full buffer: call pump() when it drains. */
   wantDrain(sub: Subscription): void;
 }
@@ -30,6 +32,8 @@ export interface SubscriptionOptions {
   pageSize: number;
   /** Aim for journal pages of about this many bytes (fewer batches when they are big). */
   pageBytes?: number;
+  /** Called each time the subscription falls from live to catching up. */
+  onFallBehind?: () => void;
 }
 
 const DEFAULT_PAGE_BYTES = 1024 * 1024;
@@ -90,12 +94,13 @@ export class Subscription {
     // Behind (full buffer, or a gap): stop writing live, catch up from the journal later.
     if (this.live) {
       this.live = false;
+      this.options.onFallBehind?.();
       this.out.wantDrain(this);
     }
   }
 
   private send(batch: CommittedBatch): void {
-    this.out.write(batch.frame);
+    this.out.writeBatch(batch);
     this.lastSent = batch.sequence;
   }
 
@@ -105,6 +110,7 @@ export class Subscription {
    */
   pump(): PumpResult {
     while (!this.closed) {
+      if (!this.out.isOpen) return 'closed';
       if (this.out.bufferedAmount >= this.out.highWaterMark) {
         this.out.wantDrain(this);
         return 'blocked';

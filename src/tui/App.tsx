@@ -2,7 +2,7 @@
  * The attach TUI: transcript viewport, approval prompt, input box and status line,
  * laid out to fill the terminal. Keys: see commands.ts (KEYS_HELP).
  */
-import { Box, useApp, useInput, useStdout } from 'ink';
+import { Box, useApp, useInput, useStdout, type Key } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { ApprovalDecision } from '../../protocol/index.js';
 import { ApprovalPrompt, approvalPromptHeight } from './ApprovalPrompt.js';
@@ -45,6 +45,21 @@ export function useTerminalSize(columns?: number, rows?: number): { columns: num
   return size;
 }
 
+/**
+ * State whose latest value is readable synchronously through the ref: key events can
+ * arrive several per chunk, before React re-renders, and must each see the previous one.
+ */
+function useSyncState<T>(initial: T | (() => T)): [T, (next: T | ((prev: T) => T)) => void, { readonly current: T }] {
+  const [value, setValue] = useState(initial);
+  const ref = useRef(value);
+  const set = useCallback((next: T | ((prev: T) => T)) => {
+    const v = typeof next === 'function' ? (next as (prev: T) => T)(ref.current) : next;
+    ref.current = v;
+    setValue(v);
+  }, []);
+  return [value, set, ref];
+}
+
 /** How long the first Ctrl-C stays armed. */
 const CTRL_C_WINDOW_MS = 2000;
 
@@ -52,8 +67,8 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
   const view = useSyncExternalStore(controller.subscribe, controller.getState);
   const size = useTerminalSize(columns, rows);
   const { exit } = useApp();
-  const [input, setInput] = useState<InputState>(() => emptyInput());
-  const [ctrlCArmed, setCtrlCArmed] = useState(false);
+  const [input, setInput, inputRef] = useSyncState<InputState>(() => emptyInput());
+  const [ctrlCArmed, setCtrlCArmed, ctrlCRef] = useSyncState(false);
   const ctrlCTimer = useRef<NodeJS.Timeout | undefined>(undefined);
   const pasting = useRef(false);
 
@@ -78,13 +93,13 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
     seg(c.args ? ` ${c.args}` : '', { color: theme.muted }),
     seg(`  ${c.help}`, { color: theme.muted }),
   ]);
-  const approvalH = pending ? approvalPromptHeight(pending, width) : 0;
+  const approvalH = pending && approvalActive ? approvalPromptHeight(pending, width) : 0;
   const inputH = approvalActive ? 0 : inputBoxHeight(input, width, DEFAULT_PLACEHOLDER);
   const statusH = 1;
   const transcriptH = Math.max(1, size.rows - 1 - statusH - approvalH - inputH - suggestionRows.length);
 
   // ---- scrolling: scrollTop is the first visible row, null = follow the bottom ----
-  const [scrollTop, setScrollTop] = useState<number | null>(null);
+  const [scrollTop, setScrollTop, scrollRef] = useSyncState<number | null>(null);
   const [seenPrepends, setSeenPrepends] = useState(view.transcript.prepends);
   const lastTotal = useRef(lines.length);
   if (seenPrepends !== view.transcript.prepends) {
@@ -99,15 +114,16 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
 
   const page = Math.max(1, transcriptH - 2);
   const pageUp = () => {
-    const top = visibleTop(lines.length, transcriptH, scrollTop);
+    const top = visibleTop(lines.length, transcriptH, scrollRef.current);
     const next = Math.max(0, top - page);
     if (lines.length > transcriptH) setScrollTop(next);
     if (next === 0 && hasOlder) void controller.loadOlder();
   };
   const pageDown = () => {
-    if (scrollTop === null) return;
+    const current = scrollRef.current;
+    if (current === null) return;
     const maxTop = Math.max(0, lines.length - transcriptH);
-    const next = scrollTop + page;
+    const next = current + page;
     setScrollTop(next >= maxTop ? null : next);
   };
 
@@ -180,7 +196,13 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
     void controller.answerApproval(decision);
   };
 
-  useInput((ch, key) => {
+  const onKey = (ch: string, key: Key) => {
+    const input = inputRef.current;
+    const live = controller.getState();
+    const livePending = live.transcript.info.pendingApproval;
+    const approvalActive = livePending !== null && live.answeredApproval !== livePending.approval_id;
+    const status = sessionStatus(live.transcript.info);
+    const suggestions = approvalActive ? [] : suggest(input.value);
     // Bracketed paste markers (enabled by `agentd attach`).
     if (ch === '[200~') {
       pasting.current = true;
@@ -199,7 +221,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
         setInput((s) => emptyInput(s.history));
         return;
       }
-      if (ctrlCArmed) {
+      if (ctrlCRef.current) {
         quit();
         return;
       }
@@ -208,7 +230,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
       ctrlCTimer.current = setTimeout(() => setCtrlCArmed(false), CTRL_C_WINDOW_MS);
       return;
     }
-    if (ctrlCArmed) setCtrlCArmed(false);
+    if (ctrlCRef.current) setCtrlCArmed(false);
     if (key.ctrl && ch === 'd' && input.value === '') {
       quit();
       return;
@@ -232,7 +254,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
     if (key.escape) {
       if (status !== 'idle') void controller.interrupt();
       else if (input.value.startsWith('/')) setInput((s) => emptyInput(s.history));
-      else if (scrollTop !== null) setScrollTop(null);
+      else if (scrollRef.current !== null) setScrollTop(null);
       return;
     }
     if (key.tab) {
@@ -241,16 +263,22 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
       return;
     }
     const r = editInput(input, ch, key, pasting.current);
-    if (r.submit !== undefined) submit(r.submit);
-    else if (r.handled) setInput(r.state);
-  });
+    if (r.submit !== undefined) {
+      setInput(r.state);
+      submit(r.submit);
+    } else if (r.handled) setInput(r.state);
+  };
+  // One stable subscription that always calls the handler of the latest render.
+  const onKeyRef = useRef(onKey);
+  onKeyRef.current = onKey;
+  useInput(useCallback((ch: string, key: Key) => onKeyRef.current(ch, key), []));
 
   return (
     <Box flexDirection="column" width={width}>
       <Box paddingX={1} flexDirection="column">
         <Transcript lines={lines} height={transcriptH} scrollTop={scrollTop} />
       </Box>
-      {pending ? <ApprovalPrompt request={pending} width={width} answered={!approvalActive} /> : null}
+      {pending && approvalActive ? <ApprovalPrompt request={pending} width={width} /> : null}
       {suggestionRows.length > 0 ? <Rows lines={suggestionRows} /> : null}
       {approvalActive ? null : <InputBox state={input} width={width} />}
       <StatusLine

@@ -1,8 +1,13 @@
-/** The bottom status line: state (with a spinner while working) on the left, model / session / tokens / connection on the right. */
-import { Box, Text } from 'ink';
-import { useEffect, useState, type ReactNode } from 'react';
+/**
+ * The bottom status line: the state (with a spinner while working) on the left; model,
+ * session, token usage and status on the right. Parts are dropped, least important
+ * first, to fit narrow terminals.
+ */
+import { Box } from 'ink';
+import { useEffect, useState } from 'react';
 import type { ClientState } from '../client/client.js';
-import { formatCount, formatDuration } from './text.js';
+import { Row } from './Rows.js';
+import { formatCount, formatDuration, lineWidth, seg, truncateLine, type Line } from './text.js';
 import { theme } from './theme.js';
 import { sessionStatus, type SessionInfo } from './transcript.js';
 
@@ -20,7 +25,8 @@ export interface StatusLineProps {
   now?: number;
   /** Spinner frame override (tests). */
   frame?: number;
-  hint?: string;
+  /** Replaces the idle hint. */
+  hint?: string | undefined;
 }
 
 /** Re-render every `ms` while active. */
@@ -34,65 +40,73 @@ export function useTicker(active: boolean, ms = 100): number {
   return tick;
 }
 
-function shortId(id: string, width: number): string {
-  const max = width >= 90 ? 40 : 14;
-  return id.length > max ? `${id.slice(0, max - 1)}…` : id;
+/** The left part: what is happening now. `short` drops the explanations. */
+export function statusLeft(props: StatusLineProps, frame: string, now: number, short: boolean): Line {
+  const { info, conn } = props;
+  const status = sessionStatus(info);
+  if (props.ctrlCArmed) {
+    return [seg(short ? 'Ctrl-C again to detach' : 'press Ctrl-C again to detach (the session keeps running)', { color: theme.warning })];
+  }
+  if (conn.kind === 'reconnecting') {
+    const secs = Math.max(0, Math.ceil((conn.retryAt - now) / 1000));
+    return [
+      seg(`${frame} reconnecting${secs > 0 ? ` in ${secs}s` : '…'}`, { color: theme.warning }),
+      seg(short ? '' : ` (attempt ${conn.attempt})`, { color: theme.muted }),
+    ];
+  }
+  if (conn.kind === 'closed') return [seg(`✗ disconnected${conn.error && !short ? `: ${conn.error}` : ''}`, { color: theme.error })];
+  if (conn.kind === 'connecting' || conn.kind === 'idle') return [seg(`${frame} connecting…`, { color: theme.muted })];
+  if (status === 'awaiting_approval') return [seg('⏸ waiting for your approval', { color: theme.warning, bold: true })];
+  if (status === 'running') {
+    const elapsed = info.turnStartedAt !== null ? ` ${formatDuration(Math.max(0, now - info.turnStartedAt))}` : '';
+    return [
+      seg(`${frame} ${props.interrupting ? 'interrupting…' : 'working'}`, { color: theme.accent }),
+      seg(`${elapsed}${short ? '' : ' · esc to interrupt'}`, { color: theme.muted }),
+    ];
+  }
+  return [seg(props.hint ?? (short ? '● ready' : '● ready · enter to send · /help for commands'), { color: theme.muted })];
+}
+
+/** The right parts in display order, each with a priority (lowest is dropped first when narrow). */
+export function statusRight(info: SessionInfo): { text: string; priority: number }[] {
+  const parts: { text: string; priority: number }[] = [];
+  if (info.model) {
+    const m = info.model;
+    parts.push({ text: m.route === m.model || !m.model ? m.route : `${m.route} (${m.model})`, priority: 2 });
+  }
+  if (info.sessionId) parts.push({ text: info.sessionId, priority: 1 });
+  if (info.usage) {
+    parts.push({ text: `${formatCount(info.usage.input_tokens)} in / ${formatCount(info.usage.output_tokens)} out`, priority: 0 });
+  }
+  parts.push({ text: sessionStatus(info).replace('_', ' '), priority: 3 });
+  return parts;
 }
 
 export function StatusLine(props: StatusLineProps) {
   const { info, conn, width } = props;
   const status = sessionStatus(info);
-  const animate = props.frame === undefined && (status === 'running' || conn.kind === 'reconnecting' || conn.kind === 'connecting');
+  const animate =
+    props.frame === undefined && (status === 'running' || conn.kind === 'reconnecting' || conn.kind === 'connecting');
   const tick = useTicker(animate);
   const frame = SPINNER[(props.frame ?? tick) % SPINNER.length]!;
   const now = props.now ?? Date.now();
+  const inner = Math.max(10, width - 2);
 
-  let left: ReactNode;
-  if (props.ctrlCArmed) {
-    left = <Text color={theme.warning}>press Ctrl-C again to detach (the session keeps running)</Text>;
-  } else if (conn.kind === 'reconnecting') {
-    const secs = Math.max(0, Math.ceil((conn.retryAt - now) / 1000));
-    left = (
-      <Text color={theme.warning}>
-        {frame} reconnecting{secs > 0 ? ` in ${secs}s` : '…'} <Text color={theme.muted}>(attempt {conn.attempt})</Text>
-      </Text>
-    );
-  } else if (conn.kind === 'closed') {
-    left = <Text color={theme.error}>✗ disconnected{conn.error ? `: ${conn.error}` : ''}</Text>;
-  } else if (conn.kind === 'connecting' || conn.kind === 'idle') {
-    left = <Text color={theme.muted}>{frame} connecting…</Text>;
-  } else if (status === 'awaiting_approval') {
-    left = <Text color={theme.warning} bold>⏸ waiting for your approval</Text>;
-  } else if (status === 'running') {
-    const elapsed = info.turnStartedAt !== null ? ` ${formatDuration(Math.max(0, now - info.turnStartedAt))}` : '';
-    left = (
-      <Text>
-        <Text color={theme.accent}>{frame}</Text>
-        <Text color={theme.accent}> {props.interrupting ? 'interrupting…' : 'working'}</Text>
-        <Text color={theme.muted}>{elapsed} · esc to interrupt</Text>
-      </Text>
-    );
-  } else {
-    left = <Text color={theme.muted}>{props.hint ?? '● ready · enter to send · /help for commands'}</Text>;
+  let left = statusLeft(props, frame, now, false);
+  let parts = statusRight(info);
+  const rightText = () => parts.map((p) => p.text).join(' · ');
+  const fits = () => lineWidth(left) + 2 + rightText().length <= inner;
+  if (!fits()) left = statusLeft(props, frame, now, true);
+  while (!fits() && parts.length > 1) {
+    const lowest = Math.min(...parts.map((p) => p.priority));
+    parts = parts.filter((p) => p.priority !== lowest);
   }
-
-  const parts: string[] = [];
-  if (info.model) parts.push(info.model.route === info.model.model || !info.model.model ? info.model.route : `${info.model.route} (${info.model.model})`);
-  if (info.sessionId) parts.push(shortId(info.sessionId, width));
-  if (info.usage) parts.push(`${formatCount(info.usage.input_tokens)} in / ${formatCount(info.usage.output_tokens)} out`);
-  parts.push(status.replace('_', ' '));
-  const right = parts.join(' · ');
-
+  const right = rightText();
+  const gap = Math.max(1, inner - lineWidth(left) - right.length);
+  const line: Line = [...left, seg(' '.repeat(gap)), seg(right, { color: theme.muted })];
   return (
-    <Box width={width} flexDirection="row" justifyContent="space-between" paddingX={1}>
-      <Box flexShrink={1} overflow="hidden">
-        <Text wrap="truncate-end">{left}</Text>
-      </Box>
-      <Box flexShrink={0} marginLeft={2}>
-        <Text color={theme.muted} wrap="truncate-start">
-          {right}
-        </Text>
-      </Box>
+    <Box width={width} paddingX={1}>
+      <Row line={truncateLine(line, inner)} />
     </Box>
   );
 }

@@ -23,8 +23,9 @@ export function Transcript({ lines, height, scrollTop }: TranscriptProps) {
   const h = Math.max(1, height);
   const top = visibleTop(lines.length, h, scrollTop);
   const rows = lines.slice(top, top + h);
-  const below = lines.length - (top + rows.length);
-  if (below > 0 && rows.length > 0) {
+  // The marker takes the last row, so that row counts as hidden too.
+  const below = lines.length - (top + rows.length) + 1;
+  if (below > 1 && rows.length > 0) {
     rows[rows.length - 1] = [
       seg(`  ↓ ${below} more line${below === 1 ? '' : 's'} below · PgDn to scroll · Esc to jump back `, {
         color: theme.accent,

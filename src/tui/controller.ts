@@ -147,12 +147,9 @@ export class TuiController {
       answeredApproval: null,
       interruptingTurn: null,
     });
+    // The descriptor is applied by the 'attached' listener, before the replayed batches.
     const attached = await this.client.attach(sessionId, { replayBatches: HISTORY_PAGE });
-    this.flush();
-    this.set({
-      nextBeforeSequence: attached.next_before_sequence,
-      transcript: withDescriptor(this.state.transcript, attached.session),
-    });
+    if (this.state.sessionId === sessionId) this.set({ nextBeforeSequence: attached.next_before_sequence });
     return attached.session;
   }
 

@@ -452,6 +452,8 @@ class Folder {
         this.info.usage = m.total;
         return;
       case 'turn_resumed':
+        // A reply cut off by the restart stays as it was; the resumed step starts a new one.
+        this.closeAgent();
         this.info.activeTurnId = ev.turn_id ?? this.info.activeTurnId;
         this.notice(seq, key, 'warning', `turn resumed after a daemon restart (attempt ${m.attempt})`);
         return;

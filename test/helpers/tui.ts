@@ -124,10 +124,7 @@ export class FakeServer {
 
   /** Commit a batch to a session's journal and send it to attached clients. */
   commit(sessionId: string, events: Event[]): BatchFrame {
-    const s = this.sessions.get(sessionId)!;
-    const b = batch(s.batches.length + 1, events, sessionId);
-    s.batches.push(b);
-    s.descriptor = { ...s.descriptor, head_sequence: b.sequence, updated_at: s.descriptor.updated_at + 1 };
+    const b = this.commitSilently(sessionId, events);
     for (const [ws, ids] of this.attached) if (ids.has(sessionId)) ws.send(JSON.stringify(b));
     return b;
   }
@@ -137,7 +134,18 @@ export class FakeServer {
     const s = this.sessions.get(sessionId)!;
     const b = batch(s.batches.length + 1, events, sessionId);
     s.batches.push(b);
-    s.descriptor = { ...s.descriptor, head_sequence: b.sequence };
+    let d: SessionDescriptor = { ...s.descriptor, head_sequence: b.sequence, updated_at: s.descriptor.updated_at + 1 };
+    // Keep the descriptor's live status in step, as the daemon does.
+    for (const e of events) {
+      const m = e.msg;
+      if (m.type === 'turn_started') d = { ...d, status: 'running', active_turn_id: m.turn_id };
+      if (m.type === 'exec_approval_request') d = { ...d, status: 'awaiting_approval', pending_approval: m };
+      if (m.type === 'approval_resolved') d = { ...d, status: d.active_turn_id ? 'running' : 'idle', pending_approval: null };
+      if (m.type === 'turn_complete' || m.type === 'turn_interrupted' || m.type === 'turn_failed') {
+        d = { ...d, status: 'idle', active_turn_id: null, pending_approval: null };
+      }
+    }
+    s.descriptor = d;
     return b;
   }
 
@@ -292,9 +300,10 @@ export class Tmux {
   }
 
   /** Start `command` (a shell string) in the session. */
-  start(command: string, env: Record<string, string> = {}): void {
-    const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    this.tmux(['-f', '/dev/null', 'new-session', '-d', '-s', this.name, '-x', String(this.width), '-y', String(this.height), ...envArgs, command]);
+  start(command: string, options: { env?: Record<string, string>; cwd?: string } = {}): void {
+    const envArgs = Object.entries(options.env ?? {}).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    const cwdArgs = options.cwd ? ['-c', options.cwd] : [];
+    this.tmux(['-f', '/dev/null', 'new-session', '-d', '-s', this.name, '-x', String(this.width), '-y', String(this.height), ...cwdArgs, ...envArgs, command]);
     this.tmux(['set-option', '-t', this.name, 'escape-time', '10']);
     this.tmux(['set-option', '-t', this.name, 'remain-on-exit', 'on']);
   }
