@@ -155,7 +155,7 @@ describe('agentd serve', () => {
     const c = await connect(d);
     const s = await c.createSession();
     await c.attach(s.session_id);
-    const id = await c.submitMessage(s.session_id, '!sleep 3000');
+    const id = await c.submitMessage(s.session_id, '!sleep 1500');
     await c.waitForEvent(s.session_id, (m) => m.type === 'agent_message_delta');
     expect(await d.stop()).toBe(0);
     expect((await c.closed).code).toBe(1001);

@@ -94,6 +94,20 @@ describe('StatusLine', () => {
     expect(out).toContain('scripted · sess-1 · 1.2k in / 34 out · idle');
   });
 
+  it('drops tokens, then the session id, and shortens the hint on narrow terminals', () => {
+    const props = {
+      info: info({ sessionId: 's_0123456789abcdef', usage: { input_tokens: 5, output_tokens: 6 } }),
+      conn: { kind: 'connected' as const, server: 'x' },
+    };
+    const wide = strip(render(h(StatusLine, { ...props, width: 120 })).lastFrame());
+    expect(wide).toMatch(/ready · enter to send .* scripted · s_0123456789abcdef · 5 in \/ 6 out · idle/);
+    const mid = strip(render(h(StatusLine, { ...props, width: 60 })).lastFrame());
+    expect(mid).toMatch(/● ready +scripted · s_0123456789abcdef · idle/);
+    const narrow = strip(render(h(StatusLine, { ...props, width: 36 })).lastFrame());
+    expect(narrow).toMatch(/● ready +scripted · idle/);
+    expect(narrow.length).toBeLessThanOrEqual(36);
+  });
+
   it('running: spinner, elapsed time and the interrupt hint', () => {
     const r = render(
       h(StatusLine, {

@@ -1,8 +1,8 @@
 /**
  * End to end: `agentd attach` in a real terminal (tmux) against a real daemon. Type a
  * message and see the reply; approve `!sh echo hi` with y; interrupt `!sleep 5000` with
- * Esc; kill the daemon and start it again on the same port and data dir, and see the
- * TUI reconnect and continue with no duplicated or missing lines. Needs tmux
+ * Esc; kill the daemon (SIGKILL) mid-turn and start it again on the same port and data
+ * dir, and see the TUI reconnect and the turn resume, with no duplicated or missing lines. Needs tmux
  * (skipped with a notice when it is not installed).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ describe.skipIf(!tmuxAvailable)('agentd attach in tmux', () => {
 
   it('chats, approves, interrupts, and survives a daemon restart without duplicates', async () => {
     await tmux.waitForText('Message the agent', 20_000);
-    await tmux.waitForText(/ready · enter to send/);
+    await tmux.waitForText(/● ready/);
 
     // 1. A message and its streamed reply.
     tmux.type('hello from tmux');
@@ -65,18 +65,25 @@ describe.skipIf(!tmuxAvailable)('agentd attach in tmux', () => {
     tmux.keys('Escape');
     await tmux.waitForText(/── interrupted/, 4000);
     expect(Date.now() - t0).toBeLessThan(4000);
-    await tmux.waitForText(/ready · enter to send/);
+    await tmux.waitForText(/● ready/);
 
-    // 4. Kill the daemon; start it again on the same port and data dir.
+    // 4. Kill the daemon in the middle of a turn; start it again on the same port and
+    //    data dir: the TUI reconnects, and the turn resumes and finishes.
+    tmux.type('!sleep 3000');
+    tmux.keys('Enter');
+    await tmux.waitForText(/working .*esc to interrupt/);
     const port = daemon.port;
     await daemon.stop('SIGKILL');
     await tmux.waitForText(/reconnecting/);
     daemon = await startDaemon({ dataDir, args: ['--port', String(port)] });
     await tmux.waitForText('✓ reconnected', 15_000);
+    await tmux.waitForText('turn resumed after a daemon restart', 10_000);
+    await tmux.waitForText(/^ ● slept$/m, 15_000);
+    await tmux.waitForText(/● ready/);
     tmux.type('after restart');
     tmux.keys('Enter');
     await tmux.waitForText('● echo: after restart');
-    await tmux.waitForText(/ready · enter to send/);
+    await tmux.waitForText(/● ready/);
 
     // Everything appears exactly once, in order.
     screen = tmux.screen();
@@ -89,17 +96,21 @@ describe.skipIf(!tmuxAvailable)('agentd attach in tmux', () => {
       [/^ ● command exited with code 0$/, 1],
       [/^ › !sleep 5000$/, 1],
       [/^ ── interrupted /, 1],
+      [/^ › !sleep 3000$/, 1],
+      [/reconnected$/, 1],
+      [/turn resumed after a daemon restart/, 1],
+      [/^ ● slept$/, 1],
       [/^ › after restart$/, 1],
       [/^ ● echo: after restart$/, 1],
-      [/^ ── done in /, 3],
+      [/^ ── done in /, 4],
     ];
     for (const [re, n] of expected) expect(count(screen, re), `${re} in\n${screen.join('\n')}`).toBe(n);
-    const order = ['hello from tmux', '!sh echo hi', '!sleep 5000', 'after restart'].map((t) => screen.findIndex((l) => l === ` › ${t}`));
+    const order = ['hello from tmux', '!sh echo hi', '!sleep 5000', '!sleep 3000', 'after restart'].map((t) => screen.findIndex((l) => l === ` › ${t}`));
     expect([...order].sort((a, b) => a - b)).toEqual(order);
 
     // 5. /quit detaches, leaving the session running, and restores the shell screen.
     tmux.type('/quit');
     tmux.keys('Enter');
-    await tmux.waitForText(/Detached from session \S+ \(it keeps running\)/);
+    await tmux.waitForText(/Reattach with: agentd attach s\S+/);
   });
 });

@@ -130,6 +130,6 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
     client.close();
   }
   const current = controller.getState().sessionId ?? chosen;
-  process.stdout.write(`Detached from session ${current} (it keeps running). Reattach: agentd attach ${current}\n`);
+  process.stdout.write(`Detached from session ${current}; it keeps running.\nReattach with: agentd attach ${current}\n`);
   return EXIT.ok;
 }

@@ -5,6 +5,7 @@
  * state they produced, or the reverse.
  */
 import Database from 'better-sqlite3';
+import { chmodSync, existsSync } from 'node:fs';
 import { JournalError } from '../errors.js';
 import { migrate } from './migrations.js';
 import type { Event } from '../../protocol/index.js';
@@ -56,7 +57,10 @@ export class Journal {
 
   constructor(path: string, options: JournalOptions = {}) {
     try {
+      const created = !options.readonly && path !== ':memory:' && !existsSync(path);
       this.db = new Database(path, { readonly: options.readonly ?? false });
+      // The journal holds conversations: readable by the owner only.
+      if (created) chmodSync(path, 0o600);
       if (!options.readonly) {
         this.db.pragma('journal_mode = WAL');
         this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);

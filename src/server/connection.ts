@@ -13,8 +13,9 @@ import WebSocket from 'ws';
 import { PROTOCOL_VERSION, parseClientFrame, type ClientFrame, type ServerFrame } from '../../protocol/index.js';
 import { AgentdError, type ErrorCode } from '../errors.js';
 import type { CommittedBatch, SessionHandle, SessionHostApi } from '../session/api.js';
-import { authenticate, type UpgradeCredentials } from './auth.js';
-import { errorFrame, type ErrorContext } from './frames.js';
+import type { UpgradeCredentials } from './auth.js';
+import { errorFrame, rawToString, type ErrorContext } from './frames.js';
+import { checkHello, CLOSE_PROTOCOL } from './handshake.js';
 import { Subscription, type Outlet } from './subscription.js';
 
 export interface ConnectionOptions {
@@ -40,9 +41,6 @@ export interface ServerStats {
   /** Times a live stream fell behind (full socket buffer) and switched to catching up. */
   fallbacks: number;
 }
-
-export const CLOSE_UNAUTHORIZED = 4401;
-export const CLOSE_PROTOCOL = 4400;
 
 type State = 'hello' | 'ready' | 'closing';
 
@@ -267,34 +265,15 @@ export class Connection implements Outlet {
   }
 
   private onHello(data: WebSocket.RawData, isBinary: boolean): void {
-    if (isBinary) {
-      this.fail('protocol', 'the first frame must be a JSON text hello frame', CLOSE_PROTOCOL);
-      return;
-    }
-    const parsed = parseClientFrame(rawToString(data));
-    if (!parsed.ok || parsed.frame.type !== 'hello') {
-      const why = parsed.ok ? `got "${parsed.frame.type}"` : parsed.error.message;
-      this.fail('protocol', `the first frame must be hello (${why})`, CLOSE_PROTOCOL);
-      return;
-    }
-    const hello = parsed.frame;
-    const auth = authenticate(this.options.token, this.creds, hello.token);
-    if (!auth.ok) {
-      this.log.info({ reason: auth.message }, 'client unauthorized');
-      this.fail('unauthorized', auth.message, CLOSE_UNAUTHORIZED);
-      return;
-    }
-    if (hello.protocol !== PROTOCOL_VERSION) {
-      this.fail(
-        'protocol',
-        `unsupported protocol version ${hello.protocol}; this server speaks ${PROTOCOL_VERSION}`,
-        CLOSE_PROTOCOL,
-      );
+    const result = checkHello(isBinary ? null : rawToString(data), this.options.token, this.creds);
+    if (!result.ok) {
+      if (result.code === 'unauthorized') this.log.info({ reason: result.message }, 'client unauthorized');
+      this.fail(result.code, result.message, result.closeCode);
       return;
     }
     clearTimeout(this.helloTimer);
     this.state = 'ready';
-    this.log.info({ client: hello.client }, 'client connected');
+    this.log.info({ client: result.hello.client }, 'client connected');
     this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, server: this.options.serverName });
   }
 
@@ -339,10 +318,4 @@ export class Connection implements Outlet {
     for (const id of [...this.subs.keys()]) this.detach(id);
     this.log.info({ code }, 'client disconnected');
   }
-}
-
-function rawToString(data: WebSocket.RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
 }

@@ -1,4 +1,5 @@
 /** Serialization helpers for server → client frames. */
+import type WebSocket from 'ws';
 import type { ErrorCode, ServerFrame } from '../../protocol/index.js';
 import type { CommittedBatch } from '../session/api.js';
 
@@ -33,4 +34,11 @@ export function historyFrameText(
     `"batches":[${batches.map((b) => b.frame).join(',')}],` +
     `"next_before_sequence":${nextBeforeSequence === null ? 'null' : String(nextBeforeSequence)}}`
   );
+}
+
+/** The text of a received WebSocket message. */
+export function rawToString(data: WebSocket.RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
 }

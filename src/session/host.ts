@@ -192,10 +192,10 @@ export class SessionHost implements SessionHostApi {
       onFault: () => {
         this.sessions.delete(state.session_id);
       },
+      onCommit: () => this.touch(session),
       ...(logger && { log: logger }),
     });
     this.sessions.set(state.session_id, session);
-    session.subscribe(() => this.touch(session));
     session.start();
     return session;
   }

@@ -25,6 +25,8 @@ export interface SessionOptions {
   deps: Omit<SessionDeps, 'recorder' | 'transcript' | 'inbox' | 'isAdmitted'>;
   /** Called when the session stopped itself after repeated journal failures. */
   onFault?: (error: Error) => void;
+  /** Called after every commit (the host uses it to track activity); not a subscriber. */
+  onCommit?: () => void;
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -54,6 +56,7 @@ export class Session implements SessionHandle {
     this.recorder = new Recorder(journal, state, options.headSequence, transcript, options.groupCommitMs, {
       committed: (batch) => {
         this.failures = 0;
+        options.onCommit?.();
         for (const l of this.listeners) {
           try {
             l(batch);

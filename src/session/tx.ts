@@ -20,11 +20,15 @@ export class Tx {
 
   constructor(public state: SessionState) {}
 
-  /** Emit one event; `turn_id` defaults to the active turn's id. */
+  /**
+   * Emit one event. `turn_id` defaults to the active turn's id and `submission_id` to the
+   * submission that started that turn (the turn's events are caused by it).
+   */
   emit(msg: EventMsg, tags: EventTags = {}): this {
+    const turn = tags.turn_id === undefined ? this.state.turn : null;
     this.events.push({
-      submission_id: tags.submission_id ?? null,
-      turn_id: tags.turn_id !== undefined ? tags.turn_id : (this.state.turn?.turn_id ?? null),
+      submission_id: tags.submission_id !== undefined ? tags.submission_id : (turn?.submission_id ?? null),
+      turn_id: tags.turn_id !== undefined ? tags.turn_id : (turn?.turn_id ?? null),
       ts: this.now,
       msg,
     });

@@ -1,0 +1,36 @@
+/**
+ * The first frame of a connection (protocol.md "Connecting"): it must be a valid `hello`
+ * of a supported protocol version, from a client presenting the right token.
+ */
+import { PROTOCOL_VERSION, parseClientFrame, type Hello } from '../../protocol/index.js';
+import { authenticate, type UpgradeCredentials } from './auth.js';
+
+/** Close code after an `unauthorized` error. */
+export const CLOSE_UNAUTHORIZED = 4401;
+/** Close code after a `protocol` error. */
+export const CLOSE_PROTOCOL = 4400;
+
+export type HelloResult =
+  | { ok: true; hello: Hello }
+  | { ok: false; code: 'protocol' | 'unauthorized'; message: string; closeCode: number };
+
+/**
+ * Check the first frame. `text` is null for a binary frame. `token` null = auth disabled.
+ * Order: shape (protocol error), then token (unauthorized), then version (protocol error).
+ */
+export function checkHello(text: string | null, token: string | null, creds: UpgradeCredentials): HelloResult {
+  const protocolError = (message: string): HelloResult => ({ ok: false, code: 'protocol', message, closeCode: CLOSE_PROTOCOL });
+  if (text === null) return protocolError('the first frame must be a JSON text hello frame');
+  const parsed = parseClientFrame(text);
+  if (!parsed.ok || parsed.frame.type !== 'hello') {
+    const why = parsed.ok ? `got "${parsed.frame.type}"` : parsed.error.message;
+    return protocolError(`the first frame must be hello (${why})`);
+  }
+  const hello = parsed.frame;
+  const auth = authenticate(token, creds, hello.token);
+  if (!auth.ok) return { ok: false, code: 'unauthorized', message: auth.message, closeCode: CLOSE_UNAUTHORIZED };
+  if (hello.protocol !== PROTOCOL_VERSION) {
+    return protocolError(`unsupported protocol version ${hello.protocol}; this server speaks ${PROTOCOL_VERSION}`);
+  }
+  return { ok: true, hello };
+}
