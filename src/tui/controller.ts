@@ -8,7 +8,6 @@ import type { AgentdClient, ClientState } from '../client/client.js';
 import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
 import type { LocalNote } from './layout.js';
-import { formatCount } from './text.js';
 import {
   applyBatches,
   emptyTranscript,
@@ -164,6 +163,10 @@ export class TuiController {
   }
 
   async switchTo(sessionId: string): Promise<void> {
+    if (sessionId === this.state.sessionId) {
+      this.note('info', `already attached to ${sessionId}`);
+      return;
+    }
     try {
       await this.open(sessionId);
     } catch (err) {
@@ -273,13 +276,6 @@ export class TuiController {
 
   reconnectNow(): void {
     this.client.reconnectNow();
-  }
-
-  /** Status summary for the status line. */
-  usageText(): string | null {
-    const u = this.state.transcript.info.usage;
-    if (!u) return null;
-    return `${formatCount(u.input_tokens)} in · ${formatCount(u.output_tokens)} out`;
   }
 }
 
