@@ -8,8 +8,9 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
-import { startServer, isLoopbackHost, type AgentdServer } from '../server/index.js';
-import { SessionHost } from '../session/host.js';
+import { isLoopbackHost } from '../server/auth.js';
+import type { AgentdServer } from '../server/index.js';
+import type { SessionHost } from '../session/host.js';
 import {
   ensureDataDir,
   isProcessAlive,
@@ -112,6 +113,8 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   const auth = opts.auth ? resolveServerToken(dataDir, token) : null;
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
+  // Loaded here, not at the top: other `agentd` commands should not pay for the daemon.
+  const [{ SessionHost }, { startServer }] = await Promise.all([import('../session/host.js'), import('../server/index.js')]);
   let host: SessionHost;
   try {
     host = SessionHost.open({ dataDir, config, logger });
