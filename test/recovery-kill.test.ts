@@ -48,7 +48,9 @@ async function kill9(d: Daemon): Promise<void> {
 
 /** Attach from sequence 0 and wait until the journal is quiet with every turn ended. */
 async function settle(c: TestClient, sessionId: string, timeoutMs = 20_000): Promise<Frame[]> {
-  await c.attach(sessionId, { after_sequence: 0 });
+  const attached = await c.attach(sessionId, { after_sequence: 0 });
+  // The replay may come in pages: first receive everything up to the head at attach time.
+  await c.waitForSequence(sessionId, attached.head_sequence as number, timeoutMs);
   await c.until(
     () => {
       const events = c.batches(sessionId).flatMap((b) => b.events as Frame[]);

@@ -86,7 +86,7 @@ export const fanout: Scenario = {
   async run(options: RunOptions): Promise<Measurement> {
     const clients = 100;
     const deltas = options.quick ? 10_000 : 40_000;
-    const reps = options.quick ? 1 : 3;
+    const reps = options.quick ? 1 : 5;
     const a: AgentdRun[] = [];
     const r: Array<Awaited<ReturnType<typeof runRaw>>> = [];
     for (let i = 0; i < reps; i++) {

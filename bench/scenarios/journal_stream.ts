@@ -111,7 +111,7 @@ export const journalStream: Scenario = {
   goal: { on: 'ratio', op: '>=', limit: 0.5, text: 'ratio ≥ 0.5' },
   async run(options: RunOptions): Promise<Measurement> {
     const deltas = options.quick ? 20_000 : 200_000;
-    const reps = options.quick ? 1 : 3;
+    const reps = options.quick ? 1 : 5;
     const agentd: AgentdRun[] = [];
     const raw: Array<{ eventsPerSec: number; ms: number }> = [];
     for (let i = 0; i < reps; i++) {
