@@ -18,7 +18,7 @@ import type { Tool } from '../tools/types.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
 import { Session } from './session.js';
-import { CHECKPOINT_VERSION, parseCheckpoint, toDescriptor, ZERO_USAGE, type SessionState } from './state.js';
+import { newSessionState, parseCheckpoint, toDescriptor, type SessionState } from './state.js';
 import { Tx } from './tx.js';
 
 const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
@@ -79,22 +79,14 @@ export class SessionHost implements SessionHostApi {
     }
     if (!isDir) throw new AgentdError('invalid_frame', `config.cwd: "${cwd}" is not an existing directory`);
     const now = Date.now();
-    const state: SessionState = {
-      version: CHECKPOINT_VERSION,
+    const state = newSessionState({
       session_id: `s_${nanoid()}`,
-      title: config.title ?? null,
-      created_at: now,
-      updated_at: now,
       cwd,
       approval_policy: config.approval_policy ?? cfg.approval_policy,
       model: { route: route.route, model: route.model, reasoning_effort: null, context_window: route.context_window },
-      last_ingress_seq: 0,
-      queue: [],
-      turn: null,
-      approved_for_session: [],
-      usage_total: ZERO_USAGE,
-      transcript_length: 0,
-    };
+      title: config.title ?? null,
+      at: now,
+    });
     const configured = new Tx(state).emit({
       type: 'session_configured',
       session_id: state.session_id,

@@ -76,6 +76,53 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   return { input_tokens: add(a.input_tokens, b.input_tokens), output_tokens: add(a.output_tokens, b.output_tokens) };
 }
 
+/** The checkpoint of a brand-new session. */
+export function newSessionState(fields: {
+  session_id: string;
+  cwd: string;
+  approval_policy: SessionState['approval_policy'];
+  model: ModelInfo;
+  title: string | null;
+  at: number;
+}): SessionState {
+  return {
+    version: CHECKPOINT_VERSION,
+    session_id: fields.session_id,
+    title: fields.title,
+    created_at: fields.at,
+    updated_at: fields.at,
+    cwd: fields.cwd,
+    approval_policy: fields.approval_policy,
+    model: fields.model,
+    last_ingress_seq: 0,
+    queue: [],
+    turn: null,
+    approved_for_session: [],
+    usage_total: ZERO_USAGE,
+    transcript_length: 0,
+  };
+}
+
+/** A turn that has just started. */
+export function newTurn(turn_id: string, submission_id: string | null, at: number): ActiveTurn {
+  return {
+    turn_id,
+    submission_id,
+    started_at: at,
+    model_calls: 0,
+    tool_calls: 0,
+    failed_tool_calls: 0,
+    usage: ZERO_USAGE,
+    last_message: null,
+    calls: [],
+    approval: null,
+    steer: [],
+    recent_calls: [],
+    output_recoveries: 0,
+    recovery_attempts: 0,
+  };
+}
+
 /** A session has unfinished work when a turn is open or admitted messages wait. */
 export function isUnfinished(state: SessionState): boolean {
   return state.turn !== null || state.queue.length > 0;

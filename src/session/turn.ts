@@ -5,7 +5,7 @@
 import type { TokenUsage } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
-import { addUsage, callKey, ZERO_USAGE, type ActiveTurn, type CallState } from './state.js';
+import { addUsage, callKey, newTurn, type CallState } from './state.js';
 import type { Tx } from './tx.js';
 
 /** What one finished model call produced. */
@@ -20,22 +20,7 @@ export const INTERRUPTED_NOTE = 'The user interrupted the previous turn; its unf
 
 /** Open a new turn for a user message (already in the transcript by the caller). */
 export function startTurn(tx: Tx, deps: SessionDeps, submissionId: string | null, text: string): void {
-  const turn: ActiveTurn = {
-    turn_id: deps.newId('turn'),
-    submission_id: submissionId,
-    started_at: tx.now,
-    model_calls: 0,
-    tool_calls: 0,
-    failed_tool_calls: 0,
-    usage: ZERO_USAGE,
-    last_message: null,
-    calls: [],
-    approval: null,
-    steer: [],
-    recent_calls: [],
-    output_recoveries: 0,
-    recovery_attempts: 0,
-  };
+  const turn = newTurn(deps.newId('turn'), submissionId, tx.now);
   deps.transcript.append({ role: 'user', text });
   tx.set({ turn });
   tx.emit({ type: 'turn_started', turn_id: turn.turn_id }, { submission_id: submissionId });
