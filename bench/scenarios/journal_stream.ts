@@ -31,6 +31,7 @@ interface AgentdRun {
   ms: number;
   commitSpanMs: number;
   rows: Row[];
+  sessionId: string;
   fallbacks: number | null;
 }
 
@@ -62,6 +63,7 @@ export async function runAgentd(deltas: number, burst = BURST): Promise<AgentdRu
       ms: r.ms,
       commitSpanMs: last - first,
       rows,
+      sessionId,
       fallbacks: typeof fallbacks === 'number' ? fallbacks : null,
     };
   } finally {
@@ -114,12 +116,15 @@ export const journalStream: Scenario = {
     const reps = options.quick ? 1 : 5;
     const agentd: AgentdRun[] = [];
     const raw: Array<{ eventsPerSec: number; ms: number }> = [];
+    progress('warm-up (JIT) of both sides with 20,000 deltas');
+    const w = await runAgentd(20_000);
+    await runRaw(w.rows, w.sessionId, w.events);
     for (let i = 0; i < reps; i++) {
       progress(`rep ${i + 1}/${reps}: agentd streams ${deltas.toLocaleString('en-US')} deltas`);
       const a = await runAgentd(deltas);
       agentd.push(a);
       progress(`rep ${i + 1}/${reps}: raw sqlite + ws with the same ${a.rows.length} batches`);
-      raw.push(await runRaw(a.rows, 's_raw', a.events));
+      raw.push(await runRaw(a.rows, a.sessionId, a.events));
     }
     const value = median(agentd.map((a) => a.eventsPerSec));
     const baseline = median(raw.map((r) => r.eventsPerSec));

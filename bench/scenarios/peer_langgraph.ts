@@ -199,6 +199,8 @@ export const peerLanggraph: Scenario = {
         langgraph_own_ms_per_step: round(langgraphOwn, 3),
         ratio_without_tool: round(langgraphOwn / agentdOwn, 1),
         ratio_ceiling_with_tool: round(msPerStep(l) / toolPerStep, 1),
+        // LangGraph's cost per turn grows with the thread's history, agentd's does not.
+        ratio_last_turn: round(median(l.map((x) => x.lastTurnMs)) / median(a.map((x) => x.lastTurnMs)), 1),
         reps,
       },
       note:
