@@ -161,3 +161,38 @@ describe('commit failures', () => {
     expect(terminalCount(all)).toBe(1);
   });
 });
+
+describe('batch size', () => {
+  test('a long reply is split into batches of bounded size, never one giant frame', async () => {
+    const { s, w, id } = start();
+    const text = 'x'.repeat(300 * 1024);
+    s.submit(msg(text));
+    await w.next('turn_complete', 1, 20_000);
+    const frames = h!.host.readAfter(id, 0, 10_000).map((b) => b.frame);
+    expect(frames.length).toBeGreaterThan(8);
+    const deltaOnly = h!.host
+      .readAfter(id, 0, 10_000)
+      .filter((b) => b.events.every((e) => e.msg.type === 'agent_message_delta'));
+    expect(deltaOnly.length).toBeGreaterThan(5);
+    for (const b of deltaOnly) expect(b.frame.length).toBeLessThan(300 * 1024);
+    expect(Math.max(...frames.map((f) => f.length))).toBeLessThan(2 * text.length + 64 * 1024);
+  });
+});
+
+describe('event serialization', () => {
+  test('the delta fast path writes exactly what the generic path would', async () => {
+    const { Tx } = await import('../src/session/tx.js');
+    const { newSessionState, newTurn } = await import('../src/session/state.js');
+    const base = newSessionState({ session_id: 's_x', cwd: '/', approval_policy: 'auto', model: { route: 'r', model: 'm', reasoning_effort: null, context_window: null }, title: null, at: 1 });
+    const state = { ...base, turn: newTurn('turn_1', 'sub "quoted"', 1) };
+    const fast = new Tx(state);
+    const slow = new Tx(state);
+    (slow as { now: number }).now = fast.now;
+    const deltas = ['plain', 'with "quotes" and \\ backslash', 'unicode ✓ \u2028 \n'];
+    fast.emitMessageDeltas(deltas).emitOutputDeltas('call_1', [{ stream: 'stderr', chunk: 'err\u0000"x"' }]);
+    for (const delta of deltas) slow.emit({ type: 'agent_message_delta', delta });
+    slow.emit({ type: 'exec_output_delta', call_id: 'call_1', stream: 'stderr', chunk: 'err\u0000"x"' });
+    expect(fast.entries).toEqual(slow.entries);
+    for (const e of fast.entries) expect(() => JSON.parse(e)).not.toThrow();
+  });
+});

@@ -16,7 +16,8 @@ export interface BatchWrite {
   sessionId: string;
   /** Must be head_sequence + 1; the primary key refuses anything else. */
   sequence: number;
-  events: Event[];
+  /** The batch's events as a JSON array (serialized once, by the recorder). */
+  eventsJson: string;
   /** The checkpoint as it stands after these events, serialized. */
   checkpoint: string;
   unfinished: boolean;
@@ -50,8 +51,15 @@ interface BatchRow {
   events: string;
 }
 
+/** Checkpoint the WAL after this long without commits… */
+const CHECKPOINT_IDLE_MS = 250;
+/** …or after this many commits in a row. */
+const CHECKPOINT_EVERY_COMMITS = 4000;
+
 export class Journal {
   readonly db: Database.Database;
+  private checkpointTimer: NodeJS.Timeout | null = null;
+  private commitsSinceCheckpoint = 0;
   private readonly stmts;
   private readonly commitTx: (write: BatchWrite, committedAt: number, eventsJson: string | null) => void;
 
@@ -65,6 +73,8 @@ export class Journal {
         this.db.pragma('journal_mode = WAL');
         this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
         this.db.pragma('busy_timeout = 5000');
+        // WAL checkpoints run when the journal is idle (see afterCommit), not inside a commit.
+        this.db.pragma('wal_autocheckpoint = 0');
         migrate(this.db);
       }
     } catch (err) {
@@ -127,15 +137,9 @@ export class Journal {
    */
   commit(write: BatchWrite): CommittedBatch {
     const committedAt = Date.now();
-    const eventsJson = JSON.stringify(write.events);
-    this.guard(() => this.commitTx(write, committedAt, eventsJson));
-    return {
-      session_id: write.sessionId,
-      sequence: write.sequence,
-      committed_at: committedAt,
-      events: write.events,
-      frame: batchFrame(write.sessionId, write.sequence, committedAt, eventsJson),
-    };
+    this.guard(() => this.commitTx(write, committedAt, write.eventsJson));
+    this.afterCommit();
+    return toBatch(write.sessionId, { sequence: write.sequence, committed_at: committedAt, events: write.eventsJson });
   }
 
   /**
@@ -144,6 +148,7 @@ export class Journal {
    */
   saveCheckpoint(write: BatchWrite): void {
     this.guard(() => this.commitTx(write, Date.now(), null));
+    this.afterCommit();
   }
 
   isAdmitted(sessionId: string, submissionId: string): boolean {
@@ -190,7 +195,41 @@ export class Journal {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    if (!this.db.open) return;
+    try {
+      if (!this.db.readonly) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      /* the next open checkpoints */
+    }
+    this.db.close();
+  }
+
+  /**
+   * Checkpoint the WAL into the database once the journal has been quiet for a moment, or
+   * at once when many commits have piled up without a pause (bounds the WAL's size).
+   */
+  private afterCommit(): void {
+    if (++this.commitsSinceCheckpoint >= CHECKPOINT_EVERY_COMMITS) {
+      this.checkpoint();
+      return;
+    }
+    if (this.checkpointTimer) this.checkpointTimer.refresh();
+    else {
+      this.checkpointTimer = setTimeout(() => this.checkpoint(), CHECKPOINT_IDLE_MS);
+      this.checkpointTimer.unref();
+    }
+  }
+
+  private checkpoint(): void {
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointTimer = null;
+    this.commitsSinceCheckpoint = 0;
+    try {
+      if (this.db.open) this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      /* busy or I/O trouble: the next one tries again */
+    }
   }
 
   private guard<T>(fn: () => T): T {
@@ -207,13 +246,15 @@ function toStored(row: { session_id: string; created_at: number; head_sequence: 
   return { sessionId: row.session_id, createdAt: row.created_at, headSequence: row.head_sequence, checkpoint: row.checkpoint };
 }
 
+/** A batch whose events are parsed only if someone asks (the server only sends `frame`). */
 function toBatch(sessionId: string, row: BatchRow): CommittedBatch {
+  let events: Event[] | undefined;
   return {
     session_id: sessionId,
     sequence: row.sequence,
     committed_at: row.committed_at,
     get events(): Event[] {
-      return JSON.parse(row.events) as Event[];
+      return (events ??= JSON.parse(row.events) as Event[]);
     },
     frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events),
   };

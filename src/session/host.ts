@@ -101,7 +101,7 @@ export class SessionHost implements SessionHostApi {
       this.journal.commit({
         sessionId: state.session_id,
         sequence: 1,
-        events: configured.events,
+        eventsJson: `[${configured.entries.join(',')}]`,
         checkpoint: JSON.stringify(state),
         unfinished: false,
         transcriptFrom: 0,

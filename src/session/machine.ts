@@ -69,8 +69,8 @@ function change<E extends SessionEvent = SessionEvent>(
   return assign<SessionContext, SessionEvent, undefined, SessionEvent, never>(({ context, event }) => {
     const tx = new Tx(context.state);
     const extra = fn(tx, context, event as E);
-    if (tx.events.length > 0 || tx.state !== context.state) {
-      context.deps.recorder.record(tx.events, tx.state, tx.admission);
+    if (tx.entries.length > 0 || tx.state !== context.state) {
+      context.deps.recorder.record(tx.entries, tx.state, tx.admission);
     }
     return { ...extra, state: tx.state };
   });
@@ -176,10 +176,8 @@ export const sessionMachine = setup({
     ),
     resetStep: assign({ stepText: '', stepFailure: null, stepFinish: null }),
     recordDeltas: change((tx, ctx, event: Ev<'model.deltas'>) => {
-      for (const delta of event.deltas) tx.emit({ type: 'agent_message_delta', delta });
-    }),
-    appendStepText: assign({
-      stepText: ({ context, event }) => context.stepText + (event as Ev<'model.deltas'>).deltas.join(''),
+      tx.emitMessageDeltas(event.deltas);
+      return { stepText: ctx.stepText + event.deltas.join('') };
     }),
     endStep: change((tx, ctx, event: Ev<'model.done'>) => ({
       stepFailure: endModelStep(tx, ctx.deps, event.result),
@@ -220,7 +218,7 @@ export const sessionMachine = setup({
     recordOutput: change((tx, ctx, event: Ev<'tool.output'>) => {
       const callId = tx.turn.calls[0]?.call.call_id;
       if (!callId) return;
-      for (const c of event.chunks) tx.emit({ type: 'exec_output_delta', call_id: callId, stream: c.stream, chunk: c.chunk });
+      tx.emitOutputDeltas(callId, event.chunks);
     }),
     finishCall: change((tx, ctx, event: Ev<'tool.done'>) => finishCall(tx, ctx.deps, event.result)),
     drainSteer: change((tx, ctx) => drainSteer(tx, ctx.deps)),
@@ -316,7 +314,7 @@ export const sessionMachine = setup({
             },
           },
           on: {
-            'model.deltas': { actions: ['recordDeltas', 'appendStepText'] },
+            'model.deltas': { actions: 'recordDeltas' },
             'model.done': { target: 'stepEnd', actions: 'endStep' },
             'model.failed': { target: '#session.draining', actions: 'failModel' },
           },

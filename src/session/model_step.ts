@@ -1,7 +1,7 @@
 /**
  * One model call as a child actor: streams the reply back to the session actor (deltas
- * coalesced per tick), enforces the idle timeout, and is aborted when the actor leaves
- * the sampling state (interrupt, stop).
+ * coalesced for about a millisecond), enforces the idle timeout, and is aborted when the
+ * actor leaves the sampling state (interrupt, stop).
  */
 import { fromCallback } from 'xstate';
 import { ModelError, type ModelClient, type ModelRequest, type ToolCallRequest } from '../model/types.js';
@@ -18,6 +18,11 @@ export type ModelEvent =
   | { type: 'model.done'; result: StepResult }
   | { type: 'model.failed'; code: string; message: string };
 
+/** Deltas handed to the actor in one event at most (bounds event and batch sizes). */
+const MAX_DELTAS_PER_EVENT = 256;
+/** How long deltas may gather before they are handed to the session actor. */
+const DELTA_COALESCE_MS = 1;
+
 export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   let pending: string[] = [];
@@ -29,33 +34,41 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     pending = [];
     sendBack({ type: 'model.deltas', deltas });
   };
-  let idle: NodeJS.Timeout | undefined;
+  // One timer per call: each chunk only stamps the time; the timer re-arms itself for
+  // whatever is left of the idle window (no timer churn per chunk).
+  let lastChunkAt = Date.now();
   let timedOut = false;
-  const armIdle = () => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
+  let finished = false;
+  const onIdleTimer = () => {
+    const quietFor = Date.now() - lastChunkAt;
+    if (quietFor >= input.idleTimeoutMs) {
       timedOut = true;
       controller.abort();
-    }, input.idleTimeoutMs);
+    } else {
+      idle = setTimeout(onIdleTimer, input.idleTimeoutMs - quietFor);
+    }
   };
+  let idle: NodeJS.Timeout = setTimeout(onIdleTimer, input.idleTimeoutMs);
 
   const run = async () => {
     let text = '';
     const calls: ToolCallRequest[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
-    armIdle();
     for await (const chunk of input.client.stream({ ...input.request, signal: controller.signal })) {
       if (controller.signal.aborted) break;
-      armIdle();
+      lastChunkAt = Date.now();
       switch (chunk.type) {
         case 'text_delta':
           if (!chunk.delta) break;
           text += chunk.delta;
           pending.push(chunk.delta);
-          if (!scheduled) {
+          if (pending.length >= MAX_DELTAS_PER_EVENT) flushDeltas();
+          else if (!scheduled) {
             scheduled = true;
-            setImmediate(flushDeltas);
+            // Nothing is visible before the recorder's group commit anyway: hand deltas
+            // over at most every DELTA_COALESCE_MS, in one actor event.
+            setTimeout(flushDeltas, DELTA_COALESCE_MS);
           }
           break;
         case 'tool_call':
@@ -73,6 +86,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     if (controller.signal.aborted) return;
     if (calls.length > 0) finish = 'tool_calls';
     flushDeltas();
+    finished = true;
     sendBack({ type: 'model.done', result: { text, calls, finish, usage } });
   };
 
@@ -80,6 +94,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     .catch((err: unknown) => {
       if (controller.signal.aborted && !timedOut) return;
       flushDeltas();
+      finished = true;
       if (timedOut) {
         sendBack({ type: 'model.failed', code: 'model_idle_timeout', message: `the model stream sent nothing for ${input.idleTimeoutMs} ms` });
       } else if (err instanceof ModelError) {
@@ -92,6 +107,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
 
   return () => {
     clearTimeout(idle);
-    controller.abort();
+    // Aborting builds an exception object: only do it when the call is still going.
+    if (!finished) controller.abort();
   };
 });

@@ -4,14 +4,15 @@
  * at once when the actor finished a submission, or within `groupCommitMs` for frequent
  * events such as deltas (group commit). Subscribers see a batch only after it commits.
  */
-import type { Event } from '../../protocol/index.js';
 import type { Journal } from '../journal/journal.js';
 import type { CommittedBatch } from './api.js';
 import { isUnfinished, type SessionState } from './state.js';
 import type { Transcript } from './transcript.js';
 
-/** A batch larger than this is committed without waiting for the group-commit timer. */
+/** A batch with this many events is committed without waiting for the group-commit timer. */
 const MAX_BATCH_EVENTS = 512;
+/** …or with this many bytes of events; it stays well below the 4 MiB frame limit. */
+const MAX_BATCH_BYTES = 256 * 1024;
 
 export interface PendingAdmission {
   submission_id: string;
@@ -27,7 +28,9 @@ export interface RecorderHooks {
 }
 
 export class Recorder {
-  private events: Event[] = [];
+  /** The pending events, each already serialized (JSON of the envelope). */
+  private json: string[] = [];
+  private bytes = 0;
   private admissions: PendingAdmission[] = [];
   private latest: SessionState;
   private committedState: SessionState;
@@ -57,16 +60,24 @@ export class Recorder {
   }
 
   get hasPending(): boolean {
-    return this.events.length > 0;
+    return this.json.length > 0;
   }
 
-  /** Add events to the next batch; `state` is the session state after them. */
-  record(events: Event[], state: SessionState, admission?: PendingAdmission): void {
-    for (const e of events) this.events.push(e);
+  /**
+   * Add events to the next batch; `state` is the session state after them. The events of
+   * one call are never split across batches (they and `state` belong together); a batch
+   * that would grow past the size bounds is committed first.
+   */
+  record(entries: string[], state: SessionState, admission?: PendingAdmission): void {
+    let size = 0;
+    for (const e of entries) size += e.length;
+    if (this.json.length > 0 && this.bytes + size > MAX_BATCH_BYTES) this.flush();
+    for (const e of entries) this.json.push(e);
+    this.bytes += size;
     this.latest = state;
     if (admission) this.admissions.push(admission);
-    if (this.events.length >= MAX_BATCH_EVENTS) this.flush();
-    else if (!this.timer && this.events.length > 0) {
+    if (this.json.length >= MAX_BATCH_EVENTS || this.bytes >= MAX_BATCH_BYTES) this.flush();
+    else if (!this.timer && this.json.length > 0) {
       this.timer = setTimeout(() => this.flush(), this.groupCommitMs);
     }
   }
@@ -77,25 +88,27 @@ export class Recorder {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.events.length === 0 && this.latest === this.committedState) return true;
-    const events = this.events;
+    if (this.json.length === 0 && this.latest === this.committedState) return true;
+    const count = this.json.length;
+    const eventsJson = `[${this.json.join(',')}]`;
     const admissions = this.admissions;
-    this.events = [];
+    this.json = [];
+    this.bytes = 0;
     this.admissions = [];
     const state = { ...this.latest, transcript_length: this.transcript.length, last_ingress_seq: this.lastIngress() };
     let batch: CommittedBatch | null = null;
     try {
       const write = {
         sessionId: state.session_id,
-        sequence: events.length > 0 ? this.head + 1 : this.head,
-        events,
+        sequence: count > 0 ? this.head + 1 : this.head,
+        eventsJson,
         checkpoint: JSON.stringify(state),
         unfinished: isUnfinished(state),
         transcriptFrom: this.transcript.committedLength,
         transcript: this.transcript.uncommitted(),
         admissions: admissions.map((a) => a.submission_id),
       };
-      if (events.length > 0) batch = this.journal.commit(write);
+      if (count > 0) batch = this.journal.commit(write);
       else this.journal.saveCheckpoint(write);
     } catch (err) {
       this.transcript.rollback();
@@ -128,7 +141,8 @@ export class Recorder {
       const cb = a.onRejected;
       if (cb) queueMicrotask(() => cb(`message ${a.submission_id} was not accepted: ${reason}`));
     }
-    this.events = [];
+    this.json = [];
+    this.bytes = 0;
     this.admissions = [];
     this.transcript.rollback();
     this.latest = this.committedState;

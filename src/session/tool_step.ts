@@ -23,6 +23,7 @@ export type ToolEvent =
 /** Child actor: runs the tool; stopping the actor aborts it (the shell kills its process group). */
 export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack }) => {
   const controller = new AbortController();
+  let finished = false;
   let buffered: Array<{ stream: 'stdout' | 'stderr'; chunk: string }> = [];
   let scheduled = false;
   const flushOutput = () => {
@@ -54,12 +55,13 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
       .then((result) => {
         if (controller.signal.aborted) return;
         flushOutput();
+        finished = true;
         sendBack({ type: 'tool.done', result });
       });
   });
   return () => {
     clearImmediate(timer);
-    controller.abort();
+    if (!finished) controller.abort();
   };
 });
 
