@@ -48,8 +48,10 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
       },
     });
   };
-  // Start on the next tick so the session actor has finished entering its state.
-  const timer = setImmediate(() => {
+  // Start once the session actor has finished entering its state (a microtask later).
+  let cancelled = false;
+  queueMicrotask(() => {
+    if (cancelled) return;
     run()
       .catch((err: unknown): ToolResult => ({ status: 'error', output: `tool failed: ${(err as Error).message}` }))
       .then((result) => {
@@ -60,7 +62,7 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
       });
   });
   return () => {
-    clearImmediate(timer);
+    cancelled = true;
     if (!finished) controller.abort();
   };
 });
