@@ -77,7 +77,10 @@ export class SessionHost implements SessionHostApi {
     } catch {
       /* missing */
     }
-    if (!isDir) throw new AgentdError('invalid_frame', `config.cwd: "${cwd}" is not an existing directory`);
+    if (!isDir) {
+      const field = config.cwd !== undefined ? 'config.cwd' : 'the configured workspace';
+      throw new AgentdError('invalid_frame', `${field}: "${cwd}" is not an existing directory`);
+    }
     const now = Date.now();
     const state = newSessionState({
       session_id: `s_${nanoid()}`,
