@@ -7,8 +7,7 @@
 import { Command, Option } from 'commander';
 import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
 import type { AgentdClient } from '../client/client.js';
-import { CliExit, EXIT, addConnectionOptions, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
-import { ServerError, describeError } from '../client/errors.js';
+import { CliExit, EXIT, addConnectionOptions, attachFailure, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
 import { TuiController } from '../tui/controller.js';
 import { packageVersion } from './main.js';
 
@@ -98,11 +97,7 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
     await controller.open(chosen);
   } catch (err) {
     client.close();
-    if (err instanceof CliExit) throw err;
-    if (err instanceof ServerError && err.code === 'unknown_session') {
-      throw new CliExit(`no session ${sessionId ?? ''} (list them with "agentd sessions")`);
-    }
-    throw new CliExit(describeError(err));
+    throw attachFailure(err, sessionId);
   }
 
   // Loaded here, not at start-up: Ink takes most of a second to import, which the

@@ -20,8 +20,8 @@ import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import type { ApprovalDecision, BatchFrame, Event, ExecApprovalRequestMsg } from '../../protocol/index.js';
 import { newSubmissionId, type AgentdClient } from '../client/client.js';
-import { CliExit, EXIT, addConnectionOptions, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
-import { ConnectionError, ServerError, describeError } from '../client/errors.js';
+import { CliExit, EXIT, addConnectionOptions, attachFailure, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
+import { ConnectionError, describeError } from '../client/errors.js';
 import { PlainPrinter } from '../tui/plain.js';
 import { packageVersion } from './main.js';
 
@@ -180,10 +180,7 @@ async function followTurn(
     try {
       await client.attach(sessionId, { replayBatches: 0 });
     } catch (err) {
-      if (err instanceof ServerError && err.code === 'unknown_session') {
-        throw new CliExit(`no session ${sessionId} (list them with "agentd sessions")`);
-      }
-      throw new CliExit(describeError(err));
+      throw attachFailure(err, sessionId);
     }
 
     const op: { type: 'message'; text: string; mode?: 'queue' | 'steer' } = { type: 'message', text };

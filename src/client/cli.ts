@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { AgentdClient, type ClientOptions } from './client.js';
-import { describeError } from './errors.js';
+import { ServerError, describeError } from './errors.js';
 import { endpointHint, resolveEndpoint, type Endpoint, type EndpointOptions } from './endpoint.js';
 
 /** Exit codes of the client commands. */
@@ -27,6 +27,15 @@ export class CliExit extends Error {
     super(message);
     this.name = 'CliExit';
   }
+}
+
+/** The CliExit for a failed attach to `sessionId`: an unknown session gets a hint. */
+export function attachFailure(err: unknown, sessionId: string | undefined): CliExit {
+  if (err instanceof CliExit) return err;
+  if (err instanceof ServerError && err.code === 'unknown_session') {
+    return new CliExit(`no session ${sessionId ?? ''} (list them with "agentd sessions")`);
+  }
+  return new CliExit(describeError(err));
 }
 
 export interface ConnectionFlags {

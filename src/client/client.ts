@@ -2,47 +2,26 @@
  * A resilient agentd client: one `Connection` at a time, re-opened with exponential
  * backoff when it drops, re-attaching every attached session with `after_sequence` set
  * to the last sequence delivered — so the `batch` stream seen by the user of this class
- * is, per session, in order with no duplicate and no gap (gaps are filled from `history`).
+ * is, per session, in order with no duplicate and no gap (subscriptions.ts).
  */
 import type {
-  Admitted,
   Attached,
-  BatchFrame,
   CreateSessionConfig,
-  ErrorFrame,
   HistoryFrame,
   Queued,
   SessionDescriptor,
   Submission,
 } from '../../protocol/index.js';
-import { Connection, type ConnectOptions } from './connection.js';
+import { backoffDelay, type BackoffOptions } from './backoff.js';
+import { Connection, type ConnectOptions, type ConnectionLike } from './connection.js';
 import { Emitter } from './emitter.js';
-import { ConnectionError, ServerError, describeError } from './errors.js';
+import { ConnectionError, describeError } from './errors.js';
+import type { ClientEvents, ClientState } from './events.js';
+import { Subscriptions } from './subscriptions.js';
 
-/** What AgentdClient needs of a connection (Connection implements it; tests may fake it). */
-export interface ConnectionLike {
-  readonly events: Connection['events'];
-  readonly server: string;
-  readonly isOpen: boolean;
-  createSession(config?: CreateSessionConfig): Promise<SessionDescriptor>;
-  listSessions(options?: { limit?: number; before?: string }): Promise<{
-    sessions: SessionDescriptor[];
-    next_before: string | null;
-  }>;
-  attach(sessionId: string, options?: { replay_batches?: number; after_sequence?: number }): Promise<Attached>;
-  detach(sessionId: string): Promise<void>;
-  history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame>;
-  submit(sessionId: string, submission: Submission): Promise<Queued>;
-  close(): void;
-}
-
-export interface BackoffOptions {
-  initialMs?: number;
-  maxMs?: number;
-  factor?: number;
-  /** 0..1: each delay is multiplied by a random factor in [1-jitter, 1]. */
-  jitter?: number;
-}
+export { backoffDelay, type BackoffOptions } from './backoff.js';
+export type { ConnectionLike } from './connection.js';
+export type { ClientEvents, ClientState } from './events.js';
 
 export interface ClientOptions extends ConnectOptions {
   backoff?: BackoffOptions;
@@ -54,52 +33,11 @@ export interface ClientOptions extends ConnectOptions {
   connect?: (options: ConnectOptions) => Promise<ConnectionLike>;
 }
 
-export type ClientState =
-  | { kind: 'idle' }
-  | { kind: 'connecting' }
-  | { kind: 'connected'; server: string }
-  | { kind: 'reconnecting'; attempt: number; delayMs: number; retryAt: number; error: string }
-  | { kind: 'closed'; error?: string };
-
-export type ClientEvents = {
-  state: [ClientState];
-  /** Batches of attached sessions: per session in sequence order, no duplicates. */
-  batch: [BatchFrame];
-  /** An attach (first, or again after a reconnect) was answered. */
-  attached: [Attached, { resumed: boolean }];
-  admitted: [Admitted];
-  /** Unsolicited server errors, and attached sessions lost on reconnect. */
-  error: [ErrorFrame];
-  warning: [string];
-};
-
-interface Subscription {
-  sessionId: string;
-  replayBatches: number;
-  /** Last sequence delivered (or the baseline the server starts after). */
-  lastSeq: number | null;
-  /** false until the baseline is confirmed; an untrusted baseline accepts any next batch. */
-  trusted: boolean;
-  /** Batches held while the attach answer or a gap fill is outstanding. */
-  holding: boolean;
-  buffer: BatchFrame[];
-}
-
-/** Delay before reconnect attempt `attempt` (1-based). */
-export function backoffDelay(attempt: number, options: BackoffOptions = {}, random = Math.random): number {
-  const initial = options.initialMs ?? 200;
-  const max = options.maxMs ?? 5000;
-  const factor = options.factor ?? 2;
-  const jitter = options.jitter ?? 0.2;
-  const base = Math.min(max, initial * factor ** Math.max(0, attempt - 1));
-  return Math.round(base * (1 - jitter * random()));
-}
-
 export class AgentdClient {
   readonly events = new Emitter<ClientEvents>();
   private conn: ConnectionLike | null = null;
   private state: ClientState = { kind: 'idle' };
-  private readonly subs = new Map<string, Subscription>();
+  private readonly subs = new Subscriptions(this.events, () => this.conn);
   private reconnectTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
   private closedByUser = false;
@@ -116,7 +54,7 @@ export class AgentdClient {
 
   /** The last sequence delivered for an attached session. */
   lastSequence(sessionId: string): number | null {
-    return this.subs.get(sessionId)?.lastSeq ?? null;
+    return this.subs.lastSequence(sessionId);
   }
 
   /** Open the first connection. Rejects (ConnectionError) when it fails; no retry. */
@@ -164,7 +102,7 @@ export class AgentdClient {
     this.conn = conn;
     this.attempt = 0;
     conn.events.on('batch', (b) => {
-      if (this.conn === conn) this.onBatch(b);
+      if (this.conn === conn) this.subs.onBatch(b);
     });
     conn.events.on('admitted', (a) => {
       if (this.conn === conn) this.events.emit('admitted', a);
@@ -196,10 +134,7 @@ export class AgentdClient {
     }
     const delayMs = backoffDelay(this.attempt, this.options.backoff);
     this.setState({ kind: 'reconnecting', attempt: this.attempt, delayMs, retryAt: Date.now() + delayMs, error });
-    for (const sub of this.subs.values()) {
-      sub.holding = false;
-      sub.buffer = [];
-    }
+    this.subs.suspend();
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(() => void this.reconnect(), delayMs);
   }
@@ -230,21 +165,7 @@ export class AgentdClient {
       return;
     }
     this.adopt(conn);
-    // Re-attach every session, resuming after the last sequence we delivered.
-    for (const sub of [...this.subs.values()]) {
-      void this.attachSub(conn, sub, true).catch((err: unknown) => {
-        if (err instanceof ServerError && err.code === 'unknown_session') {
-          this.subs.delete(sub.sessionId);
-          this.events.emit('error', {
-            type: 'error',
-            code: 'unknown_session',
-            message: `session ${sub.sessionId} is gone: ${err.message}`,
-          });
-        } else if (this.conn === conn) {
-          this.events.emit('warning', `re-attaching ${sub.sessionId} failed: ${describeError(err)}`);
-        }
-      });
-    }
+    this.subs.resume(conn);
   }
 
   private requireConn(): ConnectionLike {
@@ -261,112 +182,12 @@ export class AgentdClient {
    * after a reconnect.
    */
   async attach(sessionId: string, options: { replayBatches?: number; afterSequence?: number } = {}): Promise<Attached> {
-    const conn = this.requireConn();
-    const sub: Subscription = {
-      sessionId,
-      replayBatches: options.replayBatches ?? 100,
-      lastSeq: options.afterSequence ?? null,
-      trusted: options.afterSequence !== undefined,
-      holding: true,
-      buffer: [],
-    };
-    this.subs.set(sessionId, sub);
-    try {
-      return await this.attachSub(conn, sub, false);
-    } catch (err) {
-      if (this.subs.get(sessionId) === sub) this.subs.delete(sessionId);
-      throw err;
-    }
-  }
-
-  private async attachSub(conn: ConnectionLike, sub: Subscription, resumed: boolean): Promise<Attached> {
-    sub.holding = true;
-    sub.buffer = [];
-    const opts: { replay_batches?: number; after_sequence?: number } =
-      sub.lastSeq !== null ? { after_sequence: sub.lastSeq } : { replay_batches: sub.replayBatches };
-    let attached: Attached;
-    try {
-      attached = await conn.attach(sub.sessionId, opts);
-    } catch (err) {
-      sub.holding = false;
-      sub.buffer = [];
-      throw err;
-    }
-    if (this.subs.get(sub.sessionId) !== sub || this.conn !== conn) return attached;
-    if (sub.lastSeq === null) {
-      // Fresh attach: replay starts at the oldest batch sent (or 1), live after head.
-      if (sub.replayBatches === 0) {
-        sub.lastSeq = attached.head_sequence;
-        sub.trusted = true;
-      } else {
-        sub.lastSeq = (attached.next_before_sequence ?? 1) - 1;
-        sub.trusted = false;
-      }
-    } else {
-      sub.trusted = true; // the server sends exactly the batches after after_sequence
-    }
-    this.events.emit('attached', attached, { resumed });
-    this.release(sub);
-    return attached;
-  }
-
-  /** Stop holding a subscription's batches and deliver what was buffered. */
-  private release(sub: Subscription): void {
-    sub.holding = false;
-    const buffered = sub.buffer.sort((a, b) => a.sequence - b.sequence);
-    sub.buffer = [];
-    for (const b of buffered) this.deliver(sub, b);
-  }
-
-  private onBatch(batch: BatchFrame): void {
-    const sub = this.subs.get(batch.session_id);
-    if (sub) this.deliver(sub, batch);
-  }
-
-  private deliver(sub: Subscription, batch: BatchFrame): void {
-    if (sub.holding) {
-      sub.buffer.push(batch);
-      return;
-    }
-    if (sub.lastSeq !== null && batch.sequence <= sub.lastSeq) {
-      if (sub.trusted) return; // duplicate
-      // Untrusted baseline: accept the stream as the server starts it.
-    }
-    if (sub.lastSeq !== null && sub.trusted && batch.sequence > sub.lastSeq + 1) {
-      sub.holding = true;
-      sub.buffer.push(batch);
-      void this.fillGap(sub, batch.sequence);
-      return;
-    }
-    sub.lastSeq = batch.sequence;
-    sub.trusted = true;
-    this.events.emit('batch', batch);
-  }
-
-  private async fillGap(sub: Subscription, before: number): Promise<void> {
-    const conn = this.conn;
-    const from = sub.lastSeq ?? 0;
-    try {
-      if (!conn) throw new ConnectionError('not connected');
-      const limit = Math.min(1000, before - from - 1);
-      const h = await conn.history(sub.sessionId, before, limit);
-      if (this.subs.get(sub.sessionId) !== sub || this.conn !== conn) return;
-      const got = h.batches.filter((b) => b.sequence > from && b.sequence < before).sort((a, b) => a.sequence - b.sequence);
-      if (got.length === 0 || got[0]!.sequence !== from + 1) throw new Error(`history did not cover ${from + 1}..${before - 1}`);
-      for (const b of got) {
-        sub.lastSeq = b.sequence;
-        this.events.emit('batch', b);
-      }
-    } catch (err) {
-      this.events.emit('warning', `missing batches ${from + 1}..${before - 1} of ${sub.sessionId}: ${describeError(err)}`);
-      sub.trusted = false;
-    }
-    if (this.subs.get(sub.sessionId) === sub && this.conn === conn) this.release(sub);
+    return this.subs.attach(this.requireConn(), sessionId, options);
   }
 
   /** Stop receiving a session's batches. */
   async detach(sessionId: string): Promise<void> {
-    const had = this.subs.delete(sessionId);
+    const had = this.subs.remove(sessionId);
     if (had && this.connected) await this.conn!.detach(sessionId).catch(() => undefined);
   }
 

@@ -1,37 +1,34 @@
 /**
- * One WebSocket connection to an agentd daemon: hello/welcome handshake, requests
- * matched to answers by `req_id`, submissions matched to `queued` by submission id,
- * and the unsolicited frames (`batch`, `admitted`, `error`) as events.
+ * One WebSocket connection to an agentd daemon: requests matched to answers by
+ * `req_id`, submissions matched to `queued` by submission id, keep-alive pings, and the
+ * unsolicited frames (`batch`, `admitted`, `error`) as events. Opening it (hello/welcome)
+ * is handshake.ts.
  *
  * It does not reconnect; `AgentdClient` (client.ts) builds reconnection on top.
  */
-import WebSocket from 'ws';
-import {
-  LIMITS,
-  PROTOCOL_VERSION,
-  parseServerFrame,
-  type Admitted,
-  type Attached,
-  type BatchFrame,
-  type CreateSessionConfig,
-  type ErrorFrame,
-  type HistoryFrame,
-  type Queued,
-  type ServerFrame,
-  type SessionDescriptor,
-  type Submission,
+import type WebSocket from 'ws';
+import type {
+  Admitted,
+  Attached,
+  BatchFrame,
+  CreateSessionConfig,
+  ErrorFrame,
+  HistoryFrame,
+  Queued,
+  ServerFrame,
+  SessionDescriptor,
+  Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
 import { ConnectionError, ServerError } from './errors.js';
+import { parseServerFrameLenient } from './frames.js';
+import { handshake, type HandshakeOptions } from './handshake.js';
+import { Waiters } from './waiters.js';
 
-export interface ConnectOptions {
-  /** `ws://host:port` or `ws://host:port/v1`; http(s) URLs are accepted too. */
-  url: string;
-  token?: string;
-  /** Sent in `hello` as `client`, e.g. `agentd-tui/0.1.0`. */
-  clientName?: string;
-  /** Give up connecting (socket + welcome) after this long. Default 5000. */
-  connectTimeoutMs?: number;
+export { parseServerFrameLenient } from './frames.js';
+export { normalizeUrl } from './handshake.js';
+
+export interface ConnectOptions extends HandshakeOptions {
   /** Reject a request whose answer has not come after this long. Default 30000. */
   requestTimeoutMs?: number;
   /** Ping the server this often; a connection that misses a pong is dropped. Default 15000; 0 = off. */
@@ -48,6 +45,23 @@ export type ConnectionEvents = {
   /** The connection is gone (emitted once). */
   close: [ConnectionError];
 };
+
+/** What AgentdClient needs of a connection (Connection implements it; tests may fake it). */
+export interface ConnectionLike {
+  readonly events: Connection['events'];
+  readonly server: string;
+  readonly isOpen: boolean;
+  createSession(config?: CreateSessionConfig): Promise<SessionDescriptor>;
+  listSessions(options?: { limit?: number; before?: string }): Promise<{
+    sessions: SessionDescriptor[];
+    next_before: string | null;
+  }>;
+  attach(sessionId: string, options?: { replay_batches?: number; after_sequence?: number }): Promise<Attached>;
+  detach(sessionId: string): Promise<void>;
+  history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame>;
+  submit(sessionId: string, submission: Submission): Promise<Queued>;
+  close(): void;
+}
 
 /** Request frames without `req_id` (the connection assigns it). */
 type RequestFrame =
@@ -67,70 +81,15 @@ const ANSWER_TYPE = {
 
 type AnswerOf<T extends RequestFrame['type']> = Extract<ServerFrame, { type: (typeof ANSWER_TYPE)[T] }>;
 
-interface Pending<T> {
-  resolve: (v: T) => void;
-  reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
-  expect?: string;
-}
-
-const KNOWN_SERVER_TYPES = new Set([
-  'welcome',
-  'error',
-  'session_created',
-  'sessions',
-  'attached',
-  'detached',
-  'history',
-  'queued',
-  'admitted',
-  'batch',
-]);
-
-/** Normalise a daemon URL: http→ws, and the `/v1` path when none is given. */
-export function normalizeUrl(raw: string): string {
-  let text = raw.trim();
-  if (!/^[a-z]+:\/\//i.test(text)) text = `ws://${text}`;
-  const url = new URL(text);
-  if (url.protocol === 'http:') url.protocol = 'ws:';
-  if (url.protocol === 'https:') url.protocol = 'wss:';
-  if (url.pathname === '' || url.pathname === '/') url.pathname = '/v1';
-  return url.toString();
-}
-
-/** Parse a server frame; frames of a known type that fail validation are kept, with a warning. */
-export function parseServerFrameLenient(text: string): { frame: ServerFrame | null; warning?: string } {
-  try {
-    return { frame: parseServerFrame(text) };
-  } catch (err) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      return { frame: null, warning: 'server sent a frame that is not JSON' };
-    }
-    const type = (raw as { type?: unknown } | null)?.type;
-    const why = err instanceof Error ? err.message : String(err);
-    if (typeof raw === 'object' && raw !== null && typeof type === 'string' && KNOWN_SERVER_TYPES.has(type)) {
-      return { frame: raw as ServerFrame, warning: `${type} frame: ${why}` };
-    }
-    return { frame: null, warning: why };
-  }
-}
-
-function describeSocketError(url: string, err: Error & { code?: string }): string {
-  if (err.code === 'ECONNREFUSED') return `cannot connect to ${url}: connection refused (is \`agentd serve\` running?)`;
-  if (err.code === 'ENOTFOUND') return `cannot connect to ${url}: host not found`;
-  return `cannot connect to ${url}: ${err.message}`;
-}
-
-export class Connection {
+export class Connection implements ConnectionLike {
   readonly events = new Emitter<ConnectionEvents>();
   /** The `server` string of the welcome frame. */
   server = '';
   private nextReq = 1;
-  private readonly pending = new Map<string, Pending<ServerFrame>>();
-  private readonly pendingSubmits = new Map<string, Pending<Queued>>();
+  /** Requests by req_id. */
+  private readonly requests: Waiters<ServerFrame>;
+  /** Submissions by submission id. */
+  private readonly submits: Waiters<Queued>;
   private closed: ConnectionError | null = null;
   private pingTimer: NodeJS.Timeout | undefined;
   private alive = true;
@@ -138,72 +97,19 @@ export class Connection {
   private constructor(
     private readonly ws: WebSocket,
     readonly url: string,
-    private readonly requestTimeoutMs: number,
-  ) {}
+    requestTimeoutMs: number,
+  ) {
+    this.requests = new Waiters(requestTimeoutMs);
+    this.submits = new Waiters(requestTimeoutMs);
+  }
 
   /** Open a socket, say hello and wait for welcome. */
   static open(options: ConnectOptions): Promise<Connection> {
-    const url = normalizeUrl(options.url);
-    const headers: Record<string, string> = {};
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    const timeoutMs = options.connectTimeoutMs ?? 5000;
-    const ws = new WebSocket(url, { headers, maxPayload: LIMITS.frameMaxBytes * 2, handshakeTimeout: timeoutMs });
-    const conn = new Connection(ws, url, options.requestTimeoutMs ?? 30_000);
-
-    return new Promise<Connection>((resolve, reject) => {
-      let welcomed = false;
-      const fail = (err: ConnectionError) => {
-        if (welcomed) return;
-        welcomed = true;
-        clearTimeout(timer);
-        ws.removeAllListeners();
-        ws.on('error', () => {});
-        ws.terminate();
-        reject(err);
-      };
-      const timer = setTimeout(() => fail(new ConnectionError(`timed out connecting to ${url}`)), timeoutMs);
-
-      ws.on('unexpected-response', (_req, res) => {
-        const status = res.statusCode ?? 0;
-        if (status === 401 || status === 403) {
-          fail(new ConnectionError(`unauthorized: the daemon rejected the token (HTTP ${status})`, false));
-        } else {
-          fail(new ConnectionError(`cannot connect to ${url}: HTTP ${status}`, status >= 500));
-        }
-      });
-      ws.on('error', (err) => fail(new ConnectionError(describeSocketError(url, err))));
-      ws.on('close', (code, reason) => {
-        const r = reason.toString();
-        if (code === 4401) fail(new ConnectionError(`unauthorized${r ? `: ${r}` : ''}`, false, code));
-        else if (code === 4400) fail(new ConnectionError(`protocol error${r ? `: ${r}` : ''}`, false, code));
-        else fail(new ConnectionError(`connection to ${url} closed during handshake (${code})`, true, code));
-      });
-      ws.on('open', () => {
-        const hello: Record<string, unknown> = { type: 'hello', protocol: PROTOCOL_VERSION };
-        if (options.clientName) hello.client = options.clientName;
-        if (options.token) hello.token = options.token;
-        ws.send(JSON.stringify(hello));
-      });
-      ws.once('message', (data) => {
-        const { frame } = parseServerFrameLenient(data.toString());
-        if (frame?.type === 'welcome') {
-          if (frame.protocol !== PROTOCOL_VERSION) {
-            fail(new ConnectionError(`server speaks protocol ${frame.protocol}, this client ${PROTOCOL_VERSION}`, false));
-            return;
-          }
-          welcomed = true;
-          clearTimeout(timer);
-          conn.server = frame.server;
-          ws.removeAllListeners();
-          conn.wire(options.pingIntervalMs ?? 15_000);
-          resolve(conn);
-        } else if (frame?.type === 'error') {
-          const retryable = frame.code !== 'unauthorized' && frame.code !== 'protocol';
-          fail(new ConnectionError(`${frame.code}: ${frame.message}`, retryable));
-        } else {
-          fail(new ConnectionError(`unexpected first frame from server: ${data.toString().slice(0, 200)}`, false));
-        }
-      });
+    return handshake(options, (ws, url, welcome) => {
+      const conn = new Connection(ws, url, options.requestTimeoutMs ?? 30_000);
+      conn.server = welcome.server;
+      conn.wire(options.pingIntervalMs ?? 15_000);
+      return conn;
     });
   }
 
@@ -252,40 +158,22 @@ export class Connection {
       case 'admitted':
         this.events.emit('admitted', frame);
         return;
-      case 'queued': {
-        const p = this.pendingSubmits.get(frame.submission_id);
-        if (p) {
-          this.pendingSubmits.delete(frame.submission_id);
-          clearTimeout(p.timer);
-          p.resolve(frame);
-        }
+      case 'queued':
+        this.submits.take(frame.submission_id)?.resolve(frame);
         return;
-      }
       case 'error': {
-        if (frame.req_id !== undefined && this.pending.has(frame.req_id)) {
-          const p = this.pending.get(frame.req_id)!;
-          this.pending.delete(frame.req_id);
-          clearTimeout(p.timer);
-          p.reject(new ServerError(frame.code, frame.message, frame.req_id, frame.submission_id));
-          return;
-        }
-        if (frame.submission_id !== undefined && this.pendingSubmits.has(frame.submission_id)) {
-          const p = this.pendingSubmits.get(frame.submission_id)!;
-          this.pendingSubmits.delete(frame.submission_id);
-          clearTimeout(p.timer);
-          p.reject(new ServerError(frame.code, frame.message, frame.req_id, frame.submission_id));
-          return;
-        }
-        this.events.emit('error', frame);
+        const waiter =
+          (frame.req_id !== undefined ? this.requests.take(frame.req_id) : undefined) ??
+          (frame.submission_id !== undefined ? this.submits.take(frame.submission_id) : undefined);
+        if (waiter) waiter.reject(new ServerError(frame.code, frame.message, frame.req_id, frame.submission_id));
+        else this.events.emit('error', frame);
         return;
       }
       case 'welcome':
         return;
       default: {
-        const p = this.pending.get(frame.req_id);
+        const p = this.requests.take(frame.req_id);
         if (!p) return;
-        this.pending.delete(frame.req_id);
-        clearTimeout(p.timer);
         if (p.expect && p.expect !== frame.type) {
           p.reject(new ConnectionError(`expected ${p.expect}, server answered ${frame.type}`, false));
         } else {
@@ -295,6 +183,7 @@ export class Connection {
     }
   }
 
+  /** Send a frame; throws the close reason once the connection is gone. */
   private send(frame: object): void {
     if (this.closed) throw this.closed;
     this.ws.send(JSON.stringify(frame));
@@ -303,26 +192,8 @@ export class Connection {
   /** Send a request and wait for its answer (rejects with ServerError on an `error` answer). */
   request<F extends RequestFrame>(frame: F): Promise<AnswerOf<F['type']>> {
     const req_id = `r${this.nextReq++}`;
-    return new Promise((resolve, reject) => {
-      if (this.closed) return reject(this.closed);
-      const timer = setTimeout(() => {
-        this.pending.delete(req_id);
-        reject(new ConnectionError(`no answer to ${frame.type} after ${this.requestTimeoutMs} ms`));
-      }, this.requestTimeoutMs);
-      this.pending.set(req_id, {
-        resolve: resolve as (v: ServerFrame) => void,
-        reject,
-        timer,
-        expect: ANSWER_TYPE[frame.type],
-      });
-      try {
-        this.send({ ...frame, req_id });
-      } catch (err) {
-        clearTimeout(timer);
-        this.pending.delete(req_id);
-        reject(err as Error);
-      }
-    });
+    const answer = this.requests.wait(req_id, frame.type, () => this.send({ ...frame, req_id }), ANSWER_TYPE[frame.type]);
+    return answer as Promise<AnswerOf<F['type']>>;
   }
 
   createSession(config: CreateSessionConfig = {}): Promise<SessionDescriptor> {
@@ -355,21 +226,9 @@ export class Connection {
 
   /** Submit; resolves on `queued` (the submission entered the inbox), rejects with ServerError. */
   submit(sessionId: string, submission: Submission): Promise<Queued> {
-    return new Promise((resolve, reject) => {
-      if (this.closed) return reject(this.closed);
-      const timer = setTimeout(() => {
-        this.pendingSubmits.delete(submission.id);
-        reject(new ConnectionError(`no answer to submission ${submission.id} after ${this.requestTimeoutMs} ms`));
-      }, this.requestTimeoutMs);
-      this.pendingSubmits.set(submission.id, { resolve, reject, timer });
-      try {
-        this.send({ type: 'submit', session_id: sessionId, submission });
-      } catch (err) {
-        clearTimeout(timer);
-        this.pendingSubmits.delete(submission.id);
-        reject(err as Error);
-      }
-    });
+    return this.submits.wait(submission.id, `submission ${submission.id}`, () =>
+      this.send({ type: 'submit', session_id: sessionId, submission }),
+    );
   }
 
   /** Close the socket; pending requests reject. */
@@ -389,16 +248,8 @@ export class Connection {
     if (this.closed) return;
     this.closed = err;
     clearInterval(this.pingTimer);
-    for (const p of this.pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(err);
-    }
-    for (const p of this.pendingSubmits.values()) {
-      clearTimeout(p.timer);
-      p.reject(err);
-    }
-    this.pending.clear();
-    this.pendingSubmits.clear();
+    this.requests.rejectAll(err);
+    this.submits.rejectAll(err);
     this.events.emit('close', err);
   }
 }

@@ -12,11 +12,11 @@ import { commit, editInput, emptyInput, setValue, type InputState } from './inpu
 import { DEFAULT_PLACEHOLDER, InputBox, inputBoxHeight } from './InputBox.js';
 import { layoutTranscript } from './layout.js';
 import { Rows } from './Rows.js';
+import { sessionStatus } from './session-info.js';
 import { StatusLine } from './StatusLine.js';
 import { seg, type Line } from './text.js';
 import { theme } from './theme.js';
 import { Transcript, historyBanner, visibleTop } from './Transcript.js';
-import { sessionStatus } from './transcript.js';
 
 export interface AppProps {
   controller: TuiController;

@@ -4,7 +4,7 @@ import type { ExecApprovalRequestMsg } from '../../protocol/index.js';
 import { Rows } from './Rows.js';
 import { sanitize, seg, wrap, type Line } from './text.js';
 import { theme } from './theme.js';
-import { commandOf, describeCall } from './transcript.js';
+import { commandOf, describeCall } from './tool-call.js';
 
 /** Body rows of the prompt (inside the border) for an inner width. */
 export function approvalLines(req: ExecApprovalRequestMsg, innerWidth: number): Line[] {

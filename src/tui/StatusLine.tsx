@@ -7,9 +7,9 @@ import { Box } from 'ink';
 import { useEffect, useState } from 'react';
 import type { ClientState } from '../client/client.js';
 import { Row } from './Rows.js';
+import { sessionStatus, type SessionInfo } from './session-info.js';
 import { formatCount, formatDuration, lineWidth, seg, truncateLine, type Line } from './text.js';
 import { theme } from './theme.js';
-import { sessionStatus, type SessionInfo } from './transcript.js';
 
 export const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 

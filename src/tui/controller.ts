@@ -39,6 +39,19 @@ export const HISTORY_PAGE = 100;
 /** Coalesce batches arriving within this many ms into one render. */
 const FLUSH_MS = 16;
 
+/** The view of a session before anything of it is loaded. */
+function freshSession(sessionId: string | null): Omit<ViewState, 'conn'> {
+  return {
+    sessionId,
+    transcript: emptyTranscript(sessionId),
+    notes: [],
+    nextBeforeSequence: null,
+    loadingHistory: false,
+    answeredApproval: null,
+    interruptingTurn: null,
+  };
+}
+
 export class TuiController {
   private state: ViewState;
   private readonly listeners = new Set<() => void>();
@@ -49,16 +62,7 @@ export class TuiController {
   private wasConnected: boolean;
 
   constructor(private readonly client: TuiClient) {
-    this.state = {
-      sessionId: null,
-      transcript: emptyTranscript(),
-      notes: [],
-      conn: client.currentState,
-      nextBeforeSequence: null,
-      loadingHistory: false,
-      answeredApproval: null,
-      interruptingTurn: null,
-    };
+    this.state = { ...freshSession(null), conn: client.currentState };
     this.wasConnected = client.currentState.kind === 'connected';
     this.unsubs.push(
       client.events.on('batch', (b) => {
@@ -137,15 +141,7 @@ export class TuiController {
     const previous = this.state.sessionId;
     if (previous && previous !== sessionId) void this.client.detach(previous);
     this.pending = [];
-    this.set({
-      sessionId,
-      transcript: emptyTranscript(sessionId),
-      notes: [],
-      nextBeforeSequence: null,
-      loadingHistory: false,
-      answeredApproval: null,
-      interruptingTurn: null,
-    });
+    this.set(freshSession(sessionId));
     // The descriptor is applied by the 'attached' listener, before the replayed batches.
     const attached = await this.client.attach(sessionId, { replayBatches: HISTORY_PAGE });
     if (this.state.sessionId === sessionId) this.set({ nextBeforeSequence: attached.next_before_sequence });

@@ -2,9 +2,10 @@
  * Display layout: transcript items → styled terminal rows for a given width. Pure;
  * results are memoised per (item object, width), so streaming one item re-lays only it.
  */
-import { describeCall, type Item, type ToolItem } from './transcript.js';
-import { formatCount, formatDuration, sanitize, seg, wrap, type Line, type Seg } from './text.js';
+import type { Item, ToolItem, TurnEndItem } from './items.js';
+import { formatDuration, sanitize, seg, turnSummary, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
+import { describeCall } from './tool-call.js';
 
 /** Tool output rows shown per call (the tail). */
 export const TOOL_OUTPUT_ROWS = 12;
@@ -186,14 +187,11 @@ function toolLines(item: ToolItem, width: number): Line[] {
   return lines;
 }
 
-function turnEndLines(item: Extract<Item, { kind: 'turn_end' }>, width: number): Line[] {
+function turnEndLines(item: TurnEndItem, width: number): Line[] {
   let label: string;
   let color: string;
   if (item.outcome === 'complete') {
-    const parts = [`done${item.durationMs !== null ? ` in ${formatDuration(item.durationMs)}` : ''}`];
-    if (item.toolCalls) parts.push(`${item.toolCalls} tool call${item.toolCalls === 1 ? '' : 's'}`);
-    if (item.tokens) parts.push(`${formatCount(item.tokens)} tokens`);
-    label = parts.join(' · ');
+    label = turnSummary(item.durationMs, item.toolCalls, item.tokens);
     color = theme.muted;
   } else if (item.outcome === 'interrupted') {
     label = item.reason && item.reason !== 'interrupted' ? `interrupted — ${item.reason}` : 'interrupted';

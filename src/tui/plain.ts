@@ -5,8 +5,8 @@
  * `log` (stderr). Colours only when asked for (a TTY and no NO_COLOR).
  */
 import type { Event } from '../../protocol/index.js';
-import { formatCount, formatDuration, sanitize } from './text.js';
-import { describeCall } from './transcript.js';
+import { formatDuration, sanitize, turnSummary } from './text.js';
+import { describeCall } from './tool-call.js';
 
 export interface Sink {
   write(text: string): unknown;
@@ -151,11 +151,8 @@ export class PlainPrinter {
         this.logLine(this.c('yellow', `↻ turn resumed after a daemon restart (attempt ${m.attempt})`));
         return;
       case 'turn_complete': {
-        const parts = [`done in ${formatDuration(m.duration_ms)}`];
-        if (m.tool_calls) parts.push(`${m.tool_calls} tool call${m.tool_calls === 1 ? '' : 's'}`);
         const tokens = m.usage.input_tokens + m.usage.output_tokens;
-        if (tokens) parts.push(`${formatCount(tokens)} tokens`);
-        this.logLine(this.c('gray', `── ${parts.join(' · ')}`));
+        this.logLine(this.c('gray', `── ${turnSummary(m.duration_ms, m.tool_calls, tokens)}`));
         return;
       }
       case 'turn_interrupted':

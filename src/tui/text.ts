@@ -298,3 +298,11 @@ export function formatCount(n: number): string {
   if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
+
+/** A finished turn in a few words: `done in 3.2s · 2 tool calls · 1.2k tokens`. */
+export function turnSummary(durationMs: number | null, toolCalls: number | null, tokens: number | null): string {
+  const parts = [`done${durationMs !== null ? ` in ${formatDuration(durationMs)}` : ''}`];
+  if (toolCalls) parts.push(`${toolCalls} tool call${toolCalls === 1 ? '' : 's'}`);
+  if (tokens) parts.push(`${formatCount(tokens)} tokens`);
+  return parts.join(' · ');
+}

@@ -1,0 +1,21 @@
+/** What an AgentdClient reports: its connection state, and the frames of attached sessions. */
+import type { Admitted, Attached, BatchFrame, ErrorFrame } from '../../protocol/index.js';
+
+export type ClientState =
+  | { kind: 'idle' }
+  | { kind: 'connecting' }
+  | { kind: 'connected'; server: string }
+  | { kind: 'reconnecting'; attempt: number; delayMs: number; retryAt: number; error: string }
+  | { kind: 'closed'; error?: string };
+
+export type ClientEvents = {
+  state: [ClientState];
+  /** Batches of attached sessions: per session in sequence order, no duplicates. */
+  batch: [BatchFrame];
+  /** An attach (first, or again after a reconnect) was answered. */
+  attached: [Attached, { resumed: boolean }];
+  admitted: [Admitted];
+  /** Unsolicited server errors, and attached sessions lost on reconnect. */
+  error: [ErrorFrame];
+  warning: [string];
+};
