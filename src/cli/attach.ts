@@ -100,6 +100,12 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
     throw attachFailure(err, sessionId);
   }
 
+  // Ink renders nothing until exit when it believes it runs in CI (CI=… in the
+  // environment). On a real terminal the user is interactive whatever CI says.
+  if (process.stdout.isTTY) {
+    if (process.env.CI !== undefined) process.env.CI = 'false';
+    if (process.env.CONTINUOUS_INTEGRATION !== undefined) process.env.CONTINUOUS_INTEGRATION = 'false';
+  }
   // Loaded here, not at start-up: Ink takes most of a second to import, which the
   // other subcommands should not pay.
   const [{ render }, { createElement }, { App }] = await Promise.all([
