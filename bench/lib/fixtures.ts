@@ -6,7 +6,7 @@
  */
 import type { Event, EventMsg } from '../../protocol/index.js';
 import { Journal } from '../../src/journal/journal.js';
-import { CHECKPOINT_VERSION, ZERO_USAGE, type ActiveTurn, type SessionState } from '../../src/session/state.js';
+import { newSessionState, newTurn, ZERO_USAGE, type ActiveTurn, type SessionState } from '../../src/session/state.js';
 
 export interface HistoryShape {
   /** Completed turns. */
@@ -31,22 +31,14 @@ export function sessionId(i: number, tag = 'bench'): string {
 }
 
 export function initialState(id: string, cwd: string, at: number): SessionState {
-  return {
-    version: CHECKPOINT_VERSION,
+  return newSessionState({
     session_id: id,
-    title: `bench session ${id}`,
-    created_at: at,
-    updated_at: at,
     cwd,
     approval_policy: 'auto',
     model: { route: 'scripted', model: 'scripted', reasoning_effort: null, context_window: null },
-    last_ingress_seq: 0,
-    queue: [],
-    turn: null,
-    approved_for_session: [],
-    usage_total: ZERO_USAGE,
-    transcript_length: 0,
-  };
+    title: `bench session ${id}`,
+    at,
+  });
 }
 
 /** Writes sessions with history into a journal, all inside the caller's transaction. */
@@ -152,22 +144,7 @@ export class FixtureWriter {
       const t = shape.turns + 1;
       const { turnId, sub } = startTurn(t);
       streamDeltas(turnId, Math.min(4, shape.deltasPerTurn));
-      turn = {
-        turn_id: turnId,
-        submission_id: sub,
-        started_at: at,
-        model_calls: 0,
-        tool_calls: 0,
-        failed_tool_calls: 0,
-        usage: ZERO_USAGE,
-        last_message: null,
-        calls: [],
-        approval: null,
-        steer: [],
-        recent_calls: [],
-        output_recoveries: 0,
-        recovery_attempts: 0,
-      };
+      turn = newTurn(turnId, sub, at);
     }
     state = {
       ...state,
