@@ -162,6 +162,37 @@ describe('commit failures', () => {
   });
 });
 
+describe('a full disk', () => {
+  test('SQLITE_FULL: the message is refused, nothing is half-written, the session goes on once there is room', async () => {
+    const { s, w, id } = start();
+    s.submit(msg('warm up'));
+    await w.next('turn_complete');
+    const db = h!.host.journal.db;
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const pages = db.pragma('page_count', { simple: true }) as number;
+    const headBefore = s.headSequence();
+    // The database may not grow any more: the next big write fails with SQLITE_FULL.
+    db.pragma(`max_page_count = ${pages}`);
+    const rejected: string[] = [];
+    const admitted: string[] = [];
+    s.submit(msg('y'.repeat(200 * 1024), undefined, 'big-1'), (o) => admitted.push(o), (m) => rejected.push(m));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(admitted).toEqual([]);
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]).toMatch(/full/i);
+    expect(s.headSequence()).toBe(headBefore);
+    expect(s.descriptor()).toMatchObject({ status: 'idle', active_turn_id: null });
+    expect(h!.host.readAfter(id, 0, 10_000).flatMap((b) => b.events).some((e) => e.submission_id === 'big-1')).toBe(false);
+    // Room again: the same message, retried, is admitted once and answered.
+    db.pragma('max_page_count = 1073741823');
+    s.submit(msg('y'.repeat(200 * 1024), undefined, 'big-1'), (o) => admitted.push(o));
+    await w.next('turn_complete', 2, 20_000);
+    expect(admitted).toEqual(['accepted']);
+    const all = h!.host.readAfter(id, 0, 10_000);
+    expect(all.map((b) => b.sequence)).toEqual(all.map((_, i) => i + 1));
+  });
+});
+
 describe('batch size', () => {
   test('a long reply is split into batches of bounded size, never one giant frame', async () => {
     const { s, w, id } = start();
