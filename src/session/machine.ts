@@ -198,7 +198,7 @@ export const sessionMachine = setup({
     }),
     complete: change((tx) => completeTurn(tx)),
     requestApproval: change((tx, ctx) => requestApproval(tx, ctx.deps)),
-    approve: change((tx, ctx, event) => {
+    approve: change((tx, _ctx, event) => {
       const o = op(event);
       if (o.type === 'exec_approval') resolveApproval(tx, o.decision, sub(event).submission.id);
     }),
@@ -215,7 +215,7 @@ export const sessionMachine = setup({
       interruptTurn(tx, ctx.deps, 'interrupted', '', { submission_id: sub(event).submission.id });
     }),
     markStarted: change((tx) => markCallStarted(tx)),
-    recordOutput: change((tx, ctx, event: Ev<'tool.output'>) => {
+    recordOutput: change((tx, _ctx, event: Ev<'tool.output'>) => {
       const callId = tx.turn.calls[0]?.call.call_id;
       if (!callId) return;
       tx.emitOutputDeltas(callId, event.chunks);

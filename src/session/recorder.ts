@@ -54,10 +54,6 @@ export class Recorder {
     return this.head;
   }
 
-  /** The state as of the last commit (what a rollback restores). */
-  get lastCommitted(): SessionState {
-    return this.committedState;
-  }
 
   get hasPending(): boolean {
     return this.json.length > 0;

@@ -45,7 +45,7 @@ export class Session implements SessionHandle {
   private failures = 0;
   private stopped = false;
 
-  constructor(private readonly options: SessionOptions) {
+  constructor(options: SessionOptions) {
     const { journal, state } = options;
     this.id = state.session_id;
     const transcript = new Transcript(state.transcript_length, () =>
