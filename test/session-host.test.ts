@@ -71,3 +71,39 @@ test('events of a turn carry the submission id of the message that started it', 
   expect(inTurn.length).toBeGreaterThan(5);
   expect(new Set(inTurn.map((e) => e.submission_id))).toEqual(new Set(['start-1']));
 });
+
+test('a session whose recovery fails gets a clear error; the daemon and other sessions go on', async () => {
+  h = openHost({ approval_policy: 'auto' });
+  const broken = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const fine = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const bw = new Watcher(broken);
+  const fw = new Watcher(fine);
+  broken.submit(msg('!sleep 5000', undefined, 'long-b'));
+  fine.submit(msg('!sleep 5000', undefined, 'long-f'));
+  await bw.next('turn_started');
+  await fw.next('turn_started');
+  const turnId = broken.descriptor().active_turn_id;
+  await h.close();
+  // Corrupt one checkpoint behind the daemon's back.
+  const Database = (await import('better-sqlite3')).default;
+  const db = new Database(`${h.dir}/agentd.db`);
+  db.prepare('UPDATE sessions SET checkpoint = ? WHERE session_id = ?').run('{"not":"a checkpoint"', broken.id);
+  db.close();
+  const host = h.reopen();
+  const events = host.readAfter(broken.id, 0, 1000).flatMap((b) => b.events);
+  const tail = events.slice(-2).map((e) => e.msg);
+  expect(tail[0]).toMatchObject({ type: 'turn_failed', error: { code: 'recovery_failed' } });
+  expect(events.at(-2)!.turn_id).toBe(turnId);
+  expect(tail[1]).toMatchObject({ type: 'warning' });
+  expect((tail[1] as { message: string }).message).toMatch(/session recovery failed/);
+  // The other session was recovered and goes on.
+  const other = host.readAfter(fine.id, 0, 1000).flatMap((b) => b.events);
+  expect(other.some((e) => e.msg.type === 'turn_resumed')).toBe(true);
+  // Opening it says why; listing still shows the others.
+  expect(() => host.open(broken.id)).toThrow(/checkpoint is unreadable/);
+  expect(host.list({ limit: 10 }).sessions.map((d) => d.session_id)).toEqual([fine.id]);
+  // A second start does not try again.
+  await host.close();
+  const again = h.reopen();
+  expect(again.readAfter(broken.id, 0, 1000).flatMap((b) => b.events)).toHaveLength(events.length);
+});

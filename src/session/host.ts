@@ -21,6 +21,28 @@ import { Session } from './session.js';
 import { newSessionState, parseCheckpoint, toDescriptor, type SessionState } from './state.js';
 import { Tx } from './tx.js';
 
+/** The last turn_started without a terminal event after it, scanning the journal backwards. */
+function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
+  const ended = new Set<string>();
+  for (let before = head + 1; before > 1; ) {
+    const page = journal.readBefore(sessionId, before, 256);
+    if (page.length === 0) break;
+    for (let i = page.length - 1; i >= 0; i--) {
+      const events = page[i]!.events;
+      for (let j = events.length - 1; j >= 0; j--) {
+        const e = events[j]!;
+        if (e.msg.type === 'turn_complete' || e.msg.type === 'turn_interrupted' || e.msg.type === 'turn_failed') {
+          if (e.turn_id) ended.add(e.turn_id);
+        } else if (e.msg.type === 'turn_started') {
+          return ended.has(e.msg.turn_id) ? null : { turn_id: e.msg.turn_id, submission_id: e.submission_id };
+        }
+      }
+    }
+    before = page[0]!.sequence;
+  }
+  return null;
+}
+
 const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
 
 export interface SessionHostOptions {
@@ -61,7 +83,55 @@ export class SessionHost implements SessionHostApi {
         this.options.logger?.info({ session_id: id }, 'recovered session with unfinished work');
       } catch (err) {
         this.options.logger?.error({ err, session_id: id }, 'session recovery failed');
+        this.sessions.delete(id);
+        this.markRecoveryFailed(id, err as Error);
       }
+    }
+  }
+
+  /**
+   * A session that cannot be recovered (e.g. an unreadable checkpoint) gets a clear error
+   * in its journal: its open turn, if any, ends `turn_failed {code: "recovery_failed"}`,
+   * and a warning says why. It is no longer flagged unfinished, so the next start does
+   * not try again; the daemon and the other sessions go on.
+   */
+  private markRecoveryFailed(sessionId: string, error: Error): void {
+    try {
+      const stored = this.journal.loadSession(sessionId);
+      if (!stored) return;
+      const now = Date.now();
+      const entries: string[] = [];
+      const open = findOpenTurn(this.journal, sessionId, stored.headSequence);
+      if (open) {
+        entries.push(
+          JSON.stringify({
+            submission_id: open.submission_id,
+            turn_id: open.turn_id,
+            ts: now,
+            msg: { type: 'turn_failed', error: { code: 'recovery_failed', message: `the turn could not be recovered: ${error.message}` } },
+          }),
+        );
+      }
+      entries.push(
+        JSON.stringify({
+          submission_id: null,
+          turn_id: null,
+          ts: now,
+          msg: { type: 'warning', message: `session recovery failed: ${error.message}; the session cannot be served until it is repaired` },
+        }),
+      );
+      this.journal.commit({
+        sessionId,
+        sequence: stored.headSequence + 1,
+        eventsJson: `[${entries.join(',')}]`,
+        checkpoint: stored.checkpoint,
+        unfinished: false,
+        transcriptFrom: 0,
+        transcript: [],
+        admissions: [],
+      });
+    } catch (err) {
+      this.options.logger?.error({ err, session_id: sessionId }, 'could not record the recovery failure');
     }
   }
 
@@ -120,10 +190,16 @@ export class SessionHost implements SessionHostApi {
   list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {
     const rows = this.journal.listSessions(options.limit + 1, options.before);
     const page = rows.slice(0, options.limit);
-    const sessions = page.map((row) => {
+    const sessions: SessionDescriptor[] = [];
+    for (const row of page) {
       const live = this.sessions.get(row.sessionId);
-      return live ? live.descriptor() : toDescriptor(parseCheckpoint(row.checkpoint), row.headSequence);
-    });
+      try {
+        sessions.push(live ? live.descriptor() : toDescriptor(parseCheckpoint(row.checkpoint), row.headSequence));
+      } catch (err) {
+        // One unreadable checkpoint must not hide every other session.
+        this.options.logger?.warn({ err, session_id: row.sessionId }, 'unreadable checkpoint left out of the list');
+      }
+    }
     return { sessions, next_before: rows.length > options.limit ? page[page.length - 1]!.sessionId : null };
   }
 
@@ -136,7 +212,13 @@ export class SessionHost implements SessionHostApi {
     }
     const stored = this.journal.loadSession(sessionId);
     if (!stored) return null;
-    const session = this.hydrate(parseCheckpoint(stored.checkpoint), stored.headSequence);
+    let state: SessionState;
+    try {
+      state = parseCheckpoint(stored.checkpoint);
+    } catch (err) {
+      throw new AgentdError('internal', `session ${sessionId} cannot be loaded: its checkpoint is unreadable (${(err as Error).message})`);
+    }
+    const session = this.hydrate(state, stored.headSequence);
     this.scheduleEviction(session);
     return session;
   }
