@@ -63,7 +63,7 @@ describe.skipIf(!tmuxAvailable)('agentd attach in tmux', () => {
     await tmux.waitForText(/working .*esc to interrupt/);
     const t0 = Date.now();
     tmux.keys('Escape');
-    await tmux.waitForText(/── interrupted/, 4000);
+    await tmux.waitForText(/── interrupted/, 10_000);
     expect(Date.now() - t0).toBeLessThan(4000);
     await tmux.waitForText(/● ready/);
 
