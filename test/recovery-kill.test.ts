@@ -41,6 +41,24 @@ async function pollUntil(pred: () => boolean, timeoutMs = 10_000): Promise<void>
   }
 }
 
+/** A daemon on a fresh data dir with one session attached; `text` (if any) submitted as `long`. */
+async function bootWithSession(config: object, text?: string) {
+  const dir = tempDataDir();
+  dirs.push(dir);
+  const { d, c } = await boot(dir, config);
+  const s = (await c.createSession({ cwd: dir })).session_id as string;
+  await c.attach(s);
+  if (text) await c.submitMessage(s, text, 'long');
+  return { dir, d, c, s };
+}
+
+/** Wait for the running `!sleep` turn's first delta, then kill -9 and start again. */
+async function killMidStream(dir: string, config: object, d: Daemon, c: TestClient, s: string) {
+  await c.waitForEvent(s, (m) => m.type === 'agent_message_delta');
+  await kill9(d);
+  return boot(dir, config);
+}
+
 async function kill9(d: Daemon): Promise<void> {
   d.proc.kill('SIGKILL');
   await d.exited;
@@ -85,18 +103,12 @@ function checkJournal(batches: Frame[]): Frame[] {
 
 describe('kill -9 recovery', () => {
   test('mid-stream with a queued message behind it: the turn resumes, then the queued turn runs', async () => {
-    const dir = tempDataDir();
-    dirs.push(dir);
     const config = { approval_policy: 'auto' };
-    let { d, c } = await boot(dir, config);
-    const s = (await c.createSession({ cwd: dir })).session_id as string;
-    await c.attach(s);
-    await c.submitMessage(s, '!sleep 1500', 'long');
-    await c.submitMessage(s, 'behind', 'behind');
-    await c.until(() => c.events(s).find((m) => m.type === 'user_message' && m.text === 'behind'));
-    await c.waitForEvent(s, (m) => m.type === 'agent_message_delta');
-    await kill9(d);
-    ({ d, c } = await boot(dir, config));
+    const first = await bootWithSession(config, '!sleep 1500');
+    const s = first.s;
+    await first.c.submitMessage(s, 'behind', 'behind');
+    await first.c.until(() => first.c.events(s).find((m) => m.type === 'user_message' && m.text === 'behind'));
+    const { c } = await killMidStream(first.dir, config, first.d, first.c, s);
     const events = checkJournal(await settle(c, s));
     expect(events.filter((e) => e.msg.type === 'turn_resumed').map((e) => e.msg.attempt)).toEqual([1]);
     const done = events.filter((e) => e.msg.type === 'turn_complete');
@@ -148,38 +160,24 @@ describe('kill -9 recovery', () => {
   });
 
   test('policy interrupt ends the turn as interrupted by restart', async () => {
-    const dir = tempDataDir();
-    dirs.push(dir);
     const config = { approval_policy: 'auto', recovery: { policy: 'interrupt' } };
-    let { d, c } = await boot(dir, config);
-    const s = (await c.createSession({ cwd: dir })).session_id as string;
-    await c.attach(s);
-    await c.submitMessage(s, '!sleep 2000', 'long');
-    await c.waitForEvent(s, (m) => m.type === 'agent_message_delta');
-    await kill9(d);
-    ({ d, c } = await boot(dir, config));
-    const events = checkJournal(await settle(c, s));
+    const { dir, d, c, s } = await bootWithSession(config, '!sleep 2000');
+    const after = await killMidStream(dir, config, d, c, s);
+    const events = checkJournal(await settle(after.c, s));
     expect(events.filter((e) => TERMINAL.includes(e.msg.type)).map((e) => e.msg)).toEqual([
       { type: 'turn_interrupted', reason: 'interrupted by restart' },
     ]);
   });
 
   test('after max_recovery_attempts the turn is interrupted by restart', async () => {
-    const dir = tempDataDir();
-    dirs.push(dir);
     const config = { approval_policy: 'auto', recovery: { max_recovery_attempts: 1 } };
-    let { d, c } = await boot(dir, config);
-    const s = (await c.createSession({ cwd: dir })).session_id as string;
-    await c.attach(s);
-    await c.submitMessage(s, '!sleep 3000', 'long');
-    await c.waitForEvent(s, (m) => m.type === 'agent_message_delta');
+    const first = await bootWithSession(config, '!sleep 3000');
+    let { d, c } = await killMidStream(first.dir, config, first.d, first.c, first.s);
+    await c.attach(first.s, { after_sequence: 0 });
+    await c.waitForEvent(first.s, (m) => m.type === 'turn_resumed');
     await kill9(d);
-    ({ d, c } = await boot(dir, config));
-    await c.attach(s, { after_sequence: 0 });
-    await c.waitForEvent(s, (m) => m.type === 'turn_resumed');
-    await kill9(d);
-    ({ d, c } = await boot(dir, config));
-    const events = checkJournal(await settle(c, s));
+    ({ d, c } = await boot(first.dir, config));
+    const events = checkJournal(await settle(c, first.s));
     expect(events.filter((e) => e.msg.type === 'turn_resumed').map((e) => e.msg.attempt)).toEqual([1]);
     expect(events.filter((e) => TERMINAL.includes(e.msg.type)).map((e) => e.msg)).toEqual([
       { type: 'turn_interrupted', reason: 'interrupted by restart' },
