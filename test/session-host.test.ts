@@ -1,7 +1,7 @@
 /** SessionHost: lazy hydration, idle eviction, listing, creation errors. */
 import { afterEach, expect, test } from 'vitest';
 import { AgentdError } from '../src/errors.js';
-import { cleanup, msg, openHost, Watcher, type Harness } from './helpers/session.js';
+import { cleanup, msg, op, openHost, Watcher, type Harness } from './helpers/session.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -106,4 +106,27 @@ test('a session whose recovery fails gets a clear error; the daemon and other se
   await host.close();
   const again = h.reopen();
   expect(again.readAfter(broken.id, 0, 1000).flatMap((b) => b.events)).toHaveLength(events.length);
+});
+
+test("one session's slow model or running tool never blocks another", async () => {
+  h = openHost({ approval_policy: 'auto' });
+  const slowModel = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const slowTool = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const quick = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const [wm, wt, wq] = [new Watcher(slowModel), new Watcher(slowTool), new Watcher(quick)];
+  slowModel.submit(msg('!sleep 3000'));
+  slowTool.submit(msg('!sh sleep 3'));
+  await wm.next('turn_started');
+  await wt.next('tool_call_begin');
+  const t0 = Date.now();
+  for (let i = 0; i < 5; i++) {
+    quick.submit(msg(`quick ${i}`));
+    await wq.next('turn_complete', i + 1);
+  }
+  expect(Date.now() - t0).toBeLessThan(1500);
+  expect(slowModel.descriptor().status).toBe('running');
+  expect(slowTool.descriptor().status).toBe('running');
+  for (const s of [slowModel, slowTool]) s.submit(op({ type: 'interrupt', turn_id: s.descriptor().active_turn_id! }));
+  await wm.next('turn_interrupted');
+  await wt.next('turn_interrupted');
 });
