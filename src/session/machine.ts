@@ -10,7 +10,7 @@
  *      ▼                               │                        └─► running_tool
  *   recovering ─────────────────► turn.tools      boundary (cutoff) → sampling
  */
-import { assign, setup } from 'xstate';
+import { and, assign, setup } from 'xstate';
 import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
 import type { SessionDeps } from './deps.js';
 import type { InboxItem } from './inbox.js';
@@ -133,6 +133,8 @@ export const sessionMachine = setup({
     },
     stepFailed: ({ context }) => context.stepFailure !== null,
     hasCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) > 0,
+    noCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) === 0,
+    inboxEmpty: ({ context }) => context.deps.inbox.size === 0,
     hasSteer: ({ context }) => (context.state.turn?.steer.length ?? 0) > 0,
     needsApproval: ({ context }) => currentCallNeedsApproval(context.state, context.deps),
     maxStepsReached: ({ context }) =>
@@ -336,7 +338,15 @@ export const sessionMachine = setup({
         },
         tools: {
           always: [
-            { guard: ({ context }) => (context.state.turn?.calls.length ?? 0) === 0, target: 'boundary' },
+            // Step boundary. With nothing waiting in the inbox the cutoff has nothing to
+            // hand over: go straight to the next model call.
+            {
+              guard: and(['noCalls', 'inboxEmpty', 'maxStepsReached']),
+              target: '#session.draining',
+              actions: 'failMaxSteps',
+            },
+            { guard: and(['noCalls', 'inboxEmpty']), target: 'sampling', actions: 'drainSteer' },
+            { guard: 'noCalls', target: 'boundary' },
             { guard: 'needsApproval', target: 'awaiting_approval', actions: 'requestApproval' },
             { target: 'running_tool' },
           ],
