@@ -141,6 +141,12 @@ export class Connection implements Outlet {
     this.send(errorFrame(code, message, ctx));
   }
 
+  sessionStopped(sub: Subscription, reason: string): void {
+    if (this.subs.get(sub.sessionId) !== sub) return;
+    this.detach(sub.sessionId);
+    this.sendError('stopped', reason);
+  }
+
   wantDrain(sub: Subscription): void {
     this.blocked.add(sub);
     this.armDrainTimer();

@@ -25,6 +25,8 @@ export interface Outlet {
   writeBatch(batch: CommittedBatch): void;
   /** This subscription is blocked on a full buffer: call pump() when it drains. */
   wantDrain(sub: Subscription): void;
+  /** The session stopped itself: this subscription will get nothing more. */
+  sessionStopped(sub: Subscription, reason: string): void;
 }
 
 export interface SubscriptionOptions {
@@ -47,6 +49,7 @@ export class Subscription {
   private pageLimit: number;
   private closed = false;
   private readonly unsubscribe: () => void;
+  private readonly unwatchStop: () => void;
 
   /**
    * Subscribes at once: call it in the same synchronous tick as reading the head, so no
@@ -62,6 +65,9 @@ export class Subscription {
     this.lastSent = after;
     this.pageLimit = options.pageSize;
     this.unsubscribe = handle.subscribe((batch) => this.onBatch(batch));
+    this.unwatchStop = handle.onStopped((reason) => {
+      if (!this.closed) this.out.sessionStopped(this, reason);
+    });
   }
 
   get sessionId(): string {
@@ -82,6 +88,7 @@ export class Subscription {
     this.closed = true;
     this.live = false;
     this.unsubscribe();
+    this.unwatchStop();
   }
 
   private onBatch(batch: CommittedBatch): void {

@@ -38,6 +38,11 @@ export interface SessionHandle {
   /** Called synchronously after each commit, in sequence order. Returns unsubscribe. */
   subscribe(listener: (batch: CommittedBatch) => void): () => void;
   headSequence(): number;
+  /**
+   * Called if the session stops itself (repeated journal failures). Its subscribers get no
+   * more batches from this handle; attaching again hydrates it from its last checkpoint.
+   */
+  onStopped(listener: (reason: string) => void): () => void;
 }
 
 /** Options of SessionHost.list (protocol `list_sessions`). */

@@ -39,6 +39,7 @@ export class Session implements SessionHandle {
   private readonly inbox: Inbox;
   private readonly recorder: Recorder;
   private readonly listeners = new Set<(batch: CommittedBatch) => void>();
+  private readonly stopListeners = new Set<(reason: string) => void>();
   private pumping = false;
   private pumpAgain = false;
   private pumpScheduled = false;
@@ -74,6 +75,8 @@ export class Session implements SessionHandle {
           this.stopped = true;
           for (const item of this.inbox.stop()) item.onRejected?.('the session stopped after journal failures');
           options.onFault?.(error);
+          const reason = `session ${this.id} stopped after journal failures (${error.message}); attach again to resume from its last checkpoint`;
+          for (const l of [...this.stopListeners]) l(reason);
         }
       },
     }, () => this.inbox.lastAssigned);
@@ -128,6 +131,11 @@ export class Session implements SessionHandle {
   subscribe(listener: (batch: CommittedBatch) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  onStopped(listener: (reason: string) => void): () => void {
+    this.stopListeners.add(listener);
+    return () => this.stopListeners.delete(listener);
   }
 
   get subscriberCount(): number {
