@@ -130,3 +130,31 @@ test("one session's slow model or running tool never blocks another", async () =
   await wm.next('turn_interrupted');
   await wt.next('turn_interrupted');
 });
+
+test('closing the host leaves no shell command running, even one that ignores TERM', async () => {
+  h = openHost({ approval_policy: 'auto' });
+  const s = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const w = new Watcher(s);
+  s.submit(msg('!sh trap "" TERM; echo $$ > sh.pid; sleep 30 & wait'));
+  await w.next('tool_call_begin');
+  const { existsSync, readFileSync } = await import('node:fs');
+  const file = `${h.dir}/sh.pid`;
+  while (!existsSync(file) || !readFileSync(file, 'utf8').endsWith('\n')) await sleep(10);
+  const pid = Number(readFileSync(file, 'utf8'));
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  expect(alive()).toBe(true);
+  await h.close();
+  await sleep(50);
+  expect(alive()).toBe(false);
+  // The turn stays open in the journal, for recovery at the next start.
+  const host = h.reopen();
+  const events = host.readAfter(s.id, 0, 100).flatMap((b) => b.events);
+  expect(events.some((e) => e.msg.type === 'turn_resumed')).toBe(true);
+});

@@ -14,6 +14,7 @@ import { Journal } from '../journal/journal.js';
 import { createModelClient } from '../model/registry.js';
 import type { ModelClient, ModelRoute } from '../model/types.js';
 import { createTools } from '../tools/index.js';
+import { reapShellProcesses } from '../tools/shell.js';
 import type { Tool } from '../tools/types.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
@@ -248,6 +249,8 @@ export class SessionHost implements SessionHostApi {
     for (const session of this.sessions.values()) session.stop();
     this.sessions.clear();
     this.journal.close();
+    // Stopping sent TERM to running shell commands; make sure none outlives the daemon.
+    await reapShellProcesses();
   }
 
   private hydrate(state: SessionState, headSequence: number): Session {

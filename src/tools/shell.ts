@@ -17,6 +17,29 @@ export interface ShellOptions {
 }
 
 const KILL_GRACE_MS = 2000;
+
+/** Process groups of shell calls still running, with a way to learn when each is gone. */
+const running = new Map<number, Promise<void>>();
+
+/**
+ * Wait until every shell process group still running is gone; whatever is left after the
+ * grace period is KILLed. Called at shutdown, after the sessions stopped (which sent TERM),
+ * so no tool outlives the daemon.
+ */
+export async function reapShellProcesses(graceMs = KILL_GRACE_MS): Promise<void> {
+  if (running.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  await Promise.race([Promise.all(running.values()), grace]);
+  clearTimeout(timer);
+  for (const pid of running.keys()) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
 const SECRET_NAME = /(^AGENTD_|_API_KEY$|_KEY$|_TOKEN$|SECRET|PASSWORD)/i;
 
 /** The daemon's environment minus anything that looks like a secret. */
@@ -80,6 +103,8 @@ function runShell(args: Record<string, unknown>, ctx: ToolContext, options: Shel
       env: childEnv(options.secretEnv),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const pid = child.pid;
+    if (pid) running.set(pid, new Promise<void>((done) => child.once('close', () => done())));
     let kept = 0;
     let truncated = false;
     const parts: string[] = [];
@@ -112,11 +137,13 @@ function runShell(args: Record<string, unknown>, ctx: ToolContext, options: Shel
     else ctx.signal.addEventListener('abort', onAbort, { once: true });
 
     child.on('error', (err) => {
+      if (pid) running.delete(pid);
       clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onAbort);
       resolve({ status: 'error', output: `shell: cannot run: ${err.message}` });
     });
     child.on('close', (code, signal) => {
+      if (pid) running.delete(pid);
       clearTimeout(timer);
       ctx.signal.removeEventListener('abort', onAbort);
       let output = parts.join('');
