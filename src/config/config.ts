@@ -5,6 +5,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { LIMITS } from '../../protocol/limits.js';
 import { ConfigError } from '../errors.js';
 import type { ModelRoute } from '../model/types.js';
 
@@ -30,8 +31,8 @@ export const ConfigSchema = z.strictObject({
   workspace: z.string().min(1).optional(),
   limits: z
     .strictObject({
-      inbox_capacity: PositiveInt.max(100_000).default(64),
-      max_model_steps: PositiveInt.default(2042),
+      inbox_capacity: PositiveInt.max(100_000).default(LIMITS.inboxCapacity),
+      max_model_steps: PositiveInt.default(LIMITS.maxModelSteps),
       model_idle_timeout_ms: PositiveInt.default(60_000),
       max_output_recovery_attempts: z.int().min(0).default(2),
       doom_loop_threshold: z.int().min(2).default(3),

@@ -4,12 +4,11 @@
  * routes and tools. Nothing here is session state.
  */
 import type { Config } from '../config/config.js';
-import type { ModelClient, ModelRoute } from '../model/types.js';
+import type { ContextItem, ModelClient, ModelRoute } from '../model/types.js';
 import type { Tool } from '../tools/types.js';
 import type { Inbox } from './inbox.js';
 import type { Recorder } from './recorder.js';
 import type { Transcript } from './transcript.js';
-import type { ContextItem } from '../model/types.js';
 
 export interface OtherSession {
   state: { title: string | null; cwd: string; model: unknown; head_sequence: number };

@@ -20,7 +20,7 @@ import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
 import { Session } from './session.js';
 import { newSessionState, parseCheckpoint, toDescriptor, type SessionState } from './state.js';
-import { Tx } from './tx.js';
+import { eventEntry, Tx } from './tx.js';
 
 /** The last turn_started without a terminal event after it, scanning the journal backwards. */
 function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
@@ -57,7 +57,7 @@ export interface SessionHostOptions {
 export class SessionHost implements SessionHostApi {
   readonly journal: Journal;
   private readonly sessions = new Map<string, Session>();
-  private readonly evictTimers = new Map<string, NodeJS.Timeout>();
+  private readonly evictTimers = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
   private readonly routes: Map<string, ModelRoute>;
   private readonly tools: Map<string, Tool>;
   private closed = false;
@@ -104,23 +104,11 @@ export class SessionHost implements SessionHostApi {
       const entries: string[] = [];
       const open = findOpenTurn(this.journal, sessionId, stored.headSequence);
       if (open) {
-        entries.push(
-          JSON.stringify({
-            submission_id: open.submission_id,
-            turn_id: open.turn_id,
-            ts: now,
-            msg: { type: 'turn_failed', error: { code: 'recovery_failed', message: `the turn could not be recovered: ${error.message}` } },
-          }),
-        );
+        const failed = { code: 'recovery_failed', message: `the turn could not be recovered: ${error.message}` };
+        entries.push(eventEntry({ type: 'turn_failed', error: failed }, open.submission_id, open.turn_id, now));
       }
-      entries.push(
-        JSON.stringify({
-          submission_id: null,
-          turn_id: null,
-          ts: now,
-          msg: { type: 'warning', message: `session recovery failed: ${error.message}; the session cannot be served until it is repaired` },
-        }),
-      );
+      const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;
+      entries.push(eventEntry({ type: 'warning', message: why }, null, null, now));
       this.journal.commit({
         sessionId,
         sequence: stored.headSequence + 1,
@@ -244,7 +232,7 @@ export class SessionHost implements SessionHostApi {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const t of this.evictTimers.values()) clearTimeout(t);
+    for (const { timer } of this.evictTimers.values()) clearTimeout(timer);
     this.evictTimers.clear();
     for (const session of this.sessions.values()) session.stop();
     this.sessions.clear();
@@ -294,25 +282,31 @@ export class SessionHost implements SessionHostApi {
     }
   }
 
-  /** Activity on a session pushes its eviction back. */
+  /** Activity on a session pushes its eviction back (a timer refresh: this runs per commit). */
   private touch(session: Session): void {
-    if (this.evictTimers.has(session.id)) this.scheduleEviction(session);
+    const entry = this.evictTimers.get(session.id);
+    if (entry?.session === session) entry.timer.refresh();
   }
 
   private scheduleEviction(session: Session): void {
-    const delay = this.options.config.limits.evict_idle_ms;
     const old = this.evictTimers.get(session.id);
-    if (old) clearTimeout(old);
+    if (old?.session === session) {
+      old.timer.refresh();
+      return;
+    }
+    if (old) clearTimeout(old.timer);
     const timer = setTimeout(() => {
-      this.evictTimers.delete(session.id);
-      if (session.isQuiet && session.subscriberCount === 0) {
+      if (this.sessions.get(session.id) !== session) {
+        if (this.evictTimers.get(session.id)?.session === session) this.evictTimers.delete(session.id);
+      } else if (session.isQuiet && session.subscriberCount === 0) {
+        this.evictTimers.delete(session.id);
         session.stop();
         this.sessions.delete(session.id);
-      } else if (this.sessions.get(session.id) === session) {
-        this.scheduleEviction(session);
+      } else {
+        timer.refresh();
       }
-    }, delay);
+    }, this.options.config.limits.evict_idle_ms);
     timer.unref();
-    this.evictTimers.set(session.id, timer);
+    this.evictTimers.set(session.id, { session, timer });
   }
 }

@@ -26,6 +26,7 @@ import {
   interruptTurn,
   startQueuedTurn,
   startTurn,
+  type StepFailure,
 } from './turn.js';
 import { Tx } from './tx.js';
 import { ModelError, type ModelClient } from '../model/types.js';
@@ -38,7 +39,7 @@ export interface SessionContext {
   /** Text streamed by the current model call so far (not durable). */
   stepText: string;
   /** A turn limit hit at the end of the last model step. */
-  stepFailure: string | null;
+  stepFailure: StepFailure | null;
   /** How the last model step finished. */
   stepFinish: 'stop' | 'tool_calls' | 'length' | null;
   headSequence: () => number;
@@ -133,6 +134,9 @@ export const sessionMachine = setup({
     },
     stepFailed: ({ context }) => context.stepFailure !== null,
     hasCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) > 0,
+    lengthContinuation: ({ context }) =>
+      context.stepFinish === 'length' &&
+      (context.state.turn?.output_recoveries ?? 0) < context.deps.config.limits.max_output_recovery_attempts,
     noCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) === 0,
     inboxEmpty: ({ context }) => context.deps.inbox.size === 0,
     hasSteer: ({ context }) => (context.state.turn?.steer.length ?? 0) > 0,
@@ -182,13 +186,12 @@ export const sessionMachine = setup({
       return { stepText: ctx.stepText + event.deltas.join('') };
     }),
     endStep: change((tx, ctx, event: Ev<'model.done'>) => ({
-      stepFailure: endModelStep(tx, ctx.deps, event.result),
+      stepFailure: endModelStep(tx, ctx.deps, { ...event.result, text: ctx.stepText }),
       stepText: '',
       stepFinish: event.result.finish,
     })),
     failStep: change((tx, ctx) => {
-      const code = ctx.stepFailure ?? 'turn_limit';
-      failTurn(tx, ctx.deps, code, `the same tool call was repeated ${ctx.deps.config.limits.doom_loop_threshold} times in a row`);
+      if (ctx.stepFailure) failTurn(tx, ctx.deps, ctx.stepFailure.code, ctx.stepFailure.message);
     }),
     failModel: change((tx, ctx, event: Ev<'model.failed'>) => failTurn(tx, ctx.deps, event.code, event.message, ctx.stepText)),
     failMaxSteps: change((tx, ctx) =>
@@ -325,13 +328,7 @@ export const sessionMachine = setup({
           always: [
             { guard: 'stepFailed', target: '#session.draining', actions: 'failStep' },
             { guard: 'hasCalls', target: 'tools' },
-            {
-              guard: ({ context }) =>
-                context.stepFinish === 'length' &&
-                (context.state.turn?.output_recoveries ?? 0) < context.deps.config.limits.max_output_recovery_attempts,
-              target: 'boundary',
-              actions: 'continueLength',
-            },
+            { guard: 'lengthContinuation', target: 'boundary', actions: 'continueLength' },
             { guard: 'hasSteer', target: 'boundary' },
             { target: '#session.draining', actions: 'complete' },
           ],

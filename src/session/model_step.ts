@@ -15,7 +15,8 @@ export interface ModelStepInput {
 
 export type ModelEvent =
   | { type: 'model.deltas'; deltas: string[] }
-  | { type: 'model.done'; result: StepResult }
+  /** The reply's text is what the deltas carried (the actor keeps it): not repeated here. */
+  | { type: 'model.done'; result: Omit<StepResult, 'text'> }
   | { type: 'model.failed'; code: string; message: string };
 
 /** Deltas handed to the actor in one event at most (bounds event and batch sizes). */
@@ -51,7 +52,6 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
   let idle: NodeJS.Timeout = setTimeout(onIdleTimer, input.idleTimeoutMs);
 
   const run = async () => {
-    let text = '';
     const calls: ToolCallRequest[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
@@ -61,7 +61,6 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
       switch (chunk.type) {
         case 'text_delta':
           if (!chunk.delta) break;
-          text += chunk.delta;
           pending.push(chunk.delta);
           if (pending.length >= MAX_DELTAS_PER_EVENT) flushDeltas();
           else if (!scheduled) {
@@ -87,7 +86,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     if (calls.length > 0) finish = 'tool_calls';
     flushDeltas();
     finished = true;
-    sendBack({ type: 'model.done', result: { text, calls, finish, usage } });
+    sendBack({ type: 'model.done', result: { calls, finish, usage } });
   };
 
   run()

@@ -3,13 +3,11 @@
  * capability_command, resume_session, and the warnings for interrupt / exec_approval
  * that do not apply. Message admission lives here too.
  */
-import type { CapabilityCommandOp, Op, ResumeSessionOp, SetModelOp } from '../../protocol/index.js';
+import type { CapabilityCommandOp, ResumeSessionOp, SetModelOp } from '../../protocol/index.js';
 import type { SessionDeps } from './deps.js';
 import type { InboxItem } from './inbox.js';
 import { sessionStatus } from './state.js';
 import type { Tx } from './tx.js';
-
-export type OpOf<T extends Op['type']> = Extract<Op, { type: T }>;
 
 /** Has this message submission already been admitted? Then answer and do nothing else. */
 export function alreadyAdmitted(item: InboxItem, deps: SessionDeps): boolean {

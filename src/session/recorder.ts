@@ -22,7 +22,7 @@ export interface PendingAdmission {
 
 export interface RecorderHooks {
   /** After a successful commit (subscribers are notified from here). */
-  committed(batch: CommittedBatch, state: SessionState): void;
+  committed(batch: CommittedBatch): void;
   /** A commit failed; nothing of the batch is in the journal. */
   failed(error: Error, committed: SessionState): void;
 }
@@ -53,7 +53,6 @@ export class Recorder {
   get headSequence(): number {
     return this.head;
   }
-
 
   get hasPending(): boolean {
     return this.json.length > 0;
@@ -107,12 +106,7 @@ export class Recorder {
       if (count > 0) batch = this.journal.commit(write);
       else this.journal.saveCheckpoint(write);
     } catch (err) {
-      this.transcript.rollback();
-      this.latest = this.committedState;
-      for (const a of admissions) {
-        const cb = a.onRejected;
-        if (cb) queueMicrotask(() => cb(`message ${a.submission_id} was not accepted: ${(err as Error).message}`));
-      }
+      this.drop(admissions, (err as Error).message);
       this.hooks.failed(err as Error, this.committedState);
       return false;
     }
@@ -124,7 +118,7 @@ export class Recorder {
     }
     if (batch) {
       this.head = batch.sequence;
-      this.hooks.committed(batch, state);
+      this.hooks.committed(batch);
     }
     return true;
   }
@@ -133,15 +127,21 @@ export class Recorder {
   discardPending(reason = 'the session rolled back after a journal failure'): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const a of this.admissions) {
-      const cb = a.onRejected;
-      if (cb) queueMicrotask(() => cb(`message ${a.submission_id} was not accepted: ${reason}`));
-    }
+    const admissions = this.admissions;
     this.json = [];
     this.bytes = 0;
     this.admissions = [];
+    this.drop(admissions, reason);
+  }
+
+  /** Forget an uncommitted batch: its transcript items, its state, its admissions. */
+  private drop(admissions: PendingAdmission[], reason: string): void {
     this.transcript.rollback();
     this.latest = this.committedState;
+    for (const a of admissions) {
+      const cb = a.onRejected;
+      if (cb) queueMicrotask(() => cb(`message ${a.submission_id} was not accepted: ${reason}`));
+    }
   }
 
   /** Drop the timer (the session is stopping; flush first if wanted). */

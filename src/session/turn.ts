@@ -42,11 +42,17 @@ export function drainSteer(tx: Tx, deps: SessionDeps): void {
   tx.setTurn({ steer: [] });
 }
 
+/** A turn limit hit at the end of a model step. */
+export interface StepFailure {
+  code: string;
+  message: string;
+}
+
 /**
- * Record a finished model call: its reply, usage and tool calls. Returns a failure code
- * when a turn limit is hit (doom loop), else null.
+ * Record a finished model call: its reply, usage and tool calls. Returns the failure when
+ * a turn limit is hit (doom loop), else null.
  */
-export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): string | null {
+export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepFailure | null {
   const turn = tx.turn;
   if (step.text || step.calls.length === 0) tx.emit({ type: 'agent_message', text: step.text });
   let usage = turn.usage;
@@ -79,7 +85,10 @@ export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): strin
   for (const call of step.calls) {
     tx.emit({ type: 'tool_call_begin', call_id: call.call_id, tool: call.tool, arguments: call.arguments });
   }
-  if (step.calls.length > 0 && recent.length >= deps.config.limits.doom_loop_threshold) return 'doom_loop_detected';
+  const threshold = deps.config.limits.doom_loop_threshold;
+  if (step.calls.length > 0 && recent.length >= threshold) {
+    return { code: 'doom_loop_detected', message: `the same tool call was repeated ${threshold} times in a row` };
+  }
   return null;
 }
 

@@ -7,6 +7,11 @@ import type { EventMsg } from '../../protocol/index.js';
 import type { PendingAdmission } from './recorder.js';
 import type { SessionState } from './state.js';
 
+/** Serialize one event envelope (the journal's and the wire's form of an event). */
+export function eventEntry(msg: EventMsg, submissionId: string | null, turnId: string | null, ts: number): string {
+  return JSON.stringify({ submission_id: submissionId, turn_id: turnId, ts, msg });
+}
+
 export interface EventTags {
   submission_id?: string | null;
   turn_id?: string | null;
@@ -28,12 +33,12 @@ export class Tx {
   emit(msg: EventMsg, tags: EventTags = {}): this {
     const turn = tags.turn_id === undefined ? this.state.turn : null;
     this.entries.push(
-      JSON.stringify({
-        submission_id: tags.submission_id !== undefined ? tags.submission_id : (turn?.submission_id ?? null),
-        turn_id: tags.turn_id !== undefined ? tags.turn_id : (turn?.turn_id ?? null),
-        ts: this.now,
+      eventEntry(
         msg,
-      }),
+        tags.submission_id !== undefined ? tags.submission_id : (turn?.submission_id ?? null),
+        tags.turn_id !== undefined ? tags.turn_id : (turn?.turn_id ?? null),
+        this.now,
+      ),
     );
     return this;
   }
