@@ -12,3 +12,8 @@ export const LIMITS = {
   replayBatches: 100,
   maxModelSteps: 2042,
 } as const;
+
+/** WebSocket close code after an `unauthorized` error (protocol.md "Connecting"). */
+export const CLOSE_UNAUTHORIZED = 4401;
+/** WebSocket close code after a `protocol` error (protocol.md "Connecting"). */
+export const CLOSE_PROTOCOL = 4400;

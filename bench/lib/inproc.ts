@@ -1,6 +1,7 @@
 /** agentd in this process: a SessionHost (optionally with a bench model) and its WebSocket server. */
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/config.js';
+import { batchFrame } from '../../src/journal/journal.js';
 import type { ModelClient, ModelRoute } from '../../src/model/types.js';
 import { startServer, type AgentdServer } from '../../src/server/index.js';
 import { SessionHost } from '../../src/session/host.js';
@@ -12,7 +13,26 @@ export interface InProcess {
   wsUrl: string;
   /** GET /healthz (server counters such as stream_fallbacks_total, when the server has them). */
   health(): Promise<Record<string, unknown>>;
+  /** stream_fallbacks_total of /healthz (null when the server does not report it). */
+  fallbacks(): Promise<number | null>;
   close(): Promise<void>;
+}
+
+/** A committed batch as stored in the journal, with its `batch` frame. */
+export interface JournalRow {
+  sequence: number;
+  committed_at: number;
+  /** The events as stored (JSON text). */
+  events: string;
+  frame: string;
+}
+
+/** The batches a session committed after its first (session_configured), in order. */
+export function committedRows(host: SessionHost, sessionId: string): JournalRow[] {
+  const rows = host.journal.db
+    .prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
+    .all(sessionId) as Omit<JournalRow, 'frame'>[];
+  return rows.map((row) => ({ ...row, frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events) }));
 }
 
 export function openHost(dataDir: string, config: unknown, modelClient?: (route: ModelRoute) => ModelClient): SessionHost {
@@ -33,13 +53,18 @@ export async function startInProcess(
     serverName: 'agentd/bench',
     logger: pino({ level: 'silent' }),
   });
+  const health = async (): Promise<Record<string, unknown>> => {
+    const res = await fetch(`${server.url.replace(/^ws:/, 'http:')}/healthz`);
+    return (await res.json()) as Record<string, unknown>;
+  };
   return {
     host,
     server,
     wsUrl: `${server.url}/v1`,
-    async health() {
-      const res = await fetch(`${server.url.replace(/^ws:/, 'http:')}/healthz`);
-      return (await res.json()) as Record<string, unknown>;
+    health,
+    async fallbacks() {
+      const n = (await health())['stream_fallbacks_total'];
+      return typeof n === 'number' ? n : null;
     },
     async close() {
       server.stopAccepting();

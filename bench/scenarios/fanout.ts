@@ -8,8 +8,7 @@
  * worker code, as fast as it can (each frame to every client in turn, no flow control).
  */
 import { WebSocketServer, type WebSocket } from 'ws';
-import { batchFrame } from '../../src/journal/journal.js';
-import { startInProcess } from '../lib/inproc.js';
+import { committedRows, startInProcess } from '../lib/inproc.js';
 import { deltaModel } from '../lib/models.js';
 import type { Measurement, RunOptions, Scenario } from '../lib/scenario.js';
 import { startStreamClients } from '../lib/stream-clients.js';
@@ -34,12 +33,8 @@ export async function runAgentd(clients: number, deltas: number): Promise<Agentd
     const c = await startStreamClients({ url: app.wsUrl, clients, mode: 'agentd', sessionId, parse: false });
     const r = await c.go();
     await c.close();
-    const fallbacks = (await app.health())['stream_fallbacks_total'];
-    const rows = (
-      app.host.journal.db
-        .prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
-        .all(sessionId) as Array<{ sequence: number; committed_at: number; events: string }>
-    ).map((row) => batchFrame(sessionId, row.sequence, row.committed_at, row.events));
+    const fallbacks = await app.fallbacks();
+    const rows = committedRows(app.host, sessionId).map((row) => row.frame);
     if (r.frames !== rows.length * clients) throw new Error(`agentd delivered ${r.frames} frames, expected ${rows.length} × ${clients}`);
     return {
       perSec: r.frames / (r.ms / 1000),
@@ -47,7 +42,7 @@ export async function runAgentd(clients: number, deltas: number): Promise<Agentd
       ms: r.ms,
       bytes: r.bytes,
       rows,
-      fallbacks: typeof fallbacks === 'number' ? fallbacks : null,
+      fallbacks,
     };
   } finally {
     await app.close();

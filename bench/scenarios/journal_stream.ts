@@ -11,19 +11,11 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
-import { batchFrame } from '../../src/journal/journal.js';
-import { startInProcess } from '../lib/inproc.js';
+import { committedRows, startInProcess, type JournalRow as Row } from '../lib/inproc.js';
 import { deltaModel } from '../lib/models.js';
 import type { Measurement, RunOptions, Scenario } from '../lib/scenario.js';
 import { startStreamClients } from '../lib/stream-clients.js';
 import { median, now, progress, removeDir, round, tempDir } from '../lib/util.js';
-
-interface Row {
-  sequence: number;
-  committed_at: number;
-  events: string;
-  frame: string;
-}
 
 interface AgentdRun {
   eventsPerSec: number;
@@ -51,12 +43,8 @@ export async function runAgentd(deltas: number, burst = BURST): Promise<AgentdRu
     const clients = await startStreamClients({ url: app.wsUrl, clients: 1, mode: 'agentd', sessionId, parse: true });
     const r = await clients.go();
     await clients.close();
-    const fallbacks = (await app.health())['stream_fallbacks_total'];
-    const rows = (
-      app.host.journal.db
-        .prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
-        .all(sessionId) as Omit<Row, 'frame'>[]
-    ).map((row) => ({ ...row, frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events) }));
+    const fallbacks = await app.fallbacks();
+    const rows = committedRows(app.host, sessionId);
     return {
       eventsPerSec: r.events / (r.ms / 1000),
       events: r.events,
@@ -64,7 +52,7 @@ export async function runAgentd(deltas: number, burst = BURST): Promise<AgentdRu
       commitSpanMs: last - first,
       rows,
       sessionId,
-      fallbacks: typeof fallbacks === 'number' ? fallbacks : null,
+      fallbacks,
     };
   } finally {
     await app.close();

@@ -6,7 +6,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { SessionDescriptor } from '../../protocol/index.js';
 import { EXIT, addConnectionOptions, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
-import { relativeTime } from '../tui/controller.js';
+import { relativeTime } from '../tui/text.js';
 import { packageVersion } from './main.js';
 
 interface SessionsFlags extends ConnectionFlags {

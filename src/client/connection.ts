@@ -20,7 +20,7 @@ import type {
   Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
-import { ConnectionError, ServerError } from './errors.js';
+import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError, ServerError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
 import { handshake, type HandshakeOptions } from './handshake.js';
 import { Waiters } from './waiters.js';
@@ -125,7 +125,7 @@ export class Connection implements ConnectionLike {
     this.ws.on('close', (code, reason) => {
       const r = reason.toString();
       const why = r || (code === 1006 ? 'connection dropped' : `close code ${code}`);
-      this.shutdown(new ConnectionError(why, code !== 4401 && code !== 4400, code));
+      this.shutdown(new ConnectionError(why, code !== CLOSE_UNAUTHORIZED && code !== CLOSE_PROTOCOL, code));
     });
     this.ws.on('pong', () => {
       this.alive = true;

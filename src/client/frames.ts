@@ -1,18 +1,8 @@
 /** Reading server frames: validated, but a known frame that fails validation is still used. */
-import { parseServerFrame, type ServerFrame } from '../../protocol/index.js';
+import { ServerFrameSchema, parseServerFrame, type ServerFrame } from '../../protocol/index.js';
 
-const KNOWN_SERVER_TYPES = new Set([
-  'welcome',
-  'error',
-  'session_created',
-  'sessions',
-  'attached',
-  'detached',
-  'history',
-  'queued',
-  'admitted',
-  'batch',
-]);
+/** Every `type` of a server frame, from the protocol's schema. */
+const KNOWN_SERVER_TYPES: ReadonlySet<string> = new Set(ServerFrameSchema.options.map((o) => o.shape.type.value));
 
 /** Parse a server frame; frames of a known type that fail validation are kept, with a warning. */
 export function parseServerFrameLenient(text: string): { frame: ServerFrame | null; warning?: string } {

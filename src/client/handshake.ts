@@ -4,7 +4,7 @@
  */
 import WebSocket from 'ws';
 import { LIMITS, PROTOCOL_VERSION, type Welcome } from '../../protocol/index.js';
-import { ConnectionError } from './errors.js';
+import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
 
 export interface HandshakeOptions {
@@ -73,8 +73,8 @@ export function handshake<T>(
     ws.on('error', (err) => fail(new ConnectionError(describeSocketError(url, err))));
     ws.on('close', (code, reason) => {
       const r = reason.toString();
-      if (code === 4401) fail(new ConnectionError(`unauthorized${r ? `: ${r}` : ''}`, false, code));
-      else if (code === 4400) fail(new ConnectionError(`protocol error${r ? `: ${r}` : ''}`, false, code));
+      if (code === CLOSE_UNAUTHORIZED) fail(new ConnectionError(`unauthorized${r ? `: ${r}` : ''}`, false, code));
+      else if (code === CLOSE_PROTOCOL) fail(new ConnectionError(`protocol error${r ? `: ${r}` : ''}`, false, code));
       else fail(new ConnectionError(`connection to ${url} closed during handshake (${code})`, true, code));
     });
     ws.on('open', () => {

@@ -103,18 +103,7 @@ export class Connection implements Outlet {
   // ---------- writing ----------
 
   write(frame: string): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    this.ws.send(frame, this.onFlushed);
-    this.afterWrite();
-  }
-
-  /** Above the high-water mark: stop reading the client's frames until we drain. */
-  private afterWrite(): void {
-    if (!this.readingPaused && this.ws.bufferedAmount >= this.highWaterMark) {
-      this.readingPaused = true;
-      this.ws.pause();
-      this.armDrainTimer();
-    }
+    this.sendData(frame);
   }
 
   /**
@@ -123,14 +112,24 @@ export class Connection implements Outlet {
    * shared by all clients.
    */
   writeBatch(batch: CommittedBatch): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
+    if (!this.isOpen) return;
     let bytes = encodedFrames.get(batch);
     if (!bytes) {
       bytes = Buffer.from(batch.frame, 'utf8');
       encodedFrames.set(batch, bytes);
     }
-    this.ws.send(bytes, { binary: false }, this.onFlushed);
-    this.afterWrite();
+    this.sendData(bytes);
+  }
+
+  /** Send a text frame; above the high-water mark, stop reading the client's frames until we drain. */
+  private sendData(data: string | Buffer): void {
+    if (!this.isOpen) return;
+    this.ws.send(data, { binary: false }, this.onFlushed);
+    if (!this.readingPaused && this.ws.bufferedAmount >= this.highWaterMark) {
+      this.readingPaused = true;
+      this.ws.pause();
+      this.armDrainTimer();
+    }
   }
 
   send(frame: ServerFrame): void {

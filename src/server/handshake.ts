@@ -2,13 +2,10 @@
  * The first frame of a connection (protocol.md "Connecting"): it must be a valid `hello`
  * of a supported protocol version, from a client presenting the right token.
  */
-import { PROTOCOL_VERSION, parseClientFrame, type Hello } from '../../protocol/index.js';
+import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, PROTOCOL_VERSION, parseClientFrame, type Hello } from '../../protocol/index.js';
 import { authenticate, type UpgradeCredentials } from './auth.js';
 
-/** Close code after an `unauthorized` error. */
-export const CLOSE_UNAUTHORIZED = 4401;
-/** Close code after a `protocol` error. */
-export const CLOSE_PROTOCOL = 4400;
+export { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED };
 
 export type HelloResult =
   | { ok: true; hello: Hello }

@@ -8,6 +8,7 @@ import type { AgentdClient, ClientState } from '../client/client.js';
 import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
 import type { LocalNote } from './layout.js';
+import { relativeTime } from './text.js';
 import {
   applyBatches,
   emptyTranscript,
@@ -273,12 +274,4 @@ export class TuiController {
   reconnectNow(): void {
     this.client.reconnectNow();
   }
-}
-
-export function relativeTime(ms: number, now = Date.now()): string {
-  const d = Math.max(0, now - ms);
-  if (d < 60_000) return `${Math.floor(d / 1000)}s ago`;
-  if (d < 3_600_000) return `${Math.floor(d / 60_000)}m ago`;
-  if (d < 86_400_000) return `${Math.floor(d / 3_600_000)}h ago`;
-  return `${Math.floor(d / 86_400_000)}d ago`;
 }

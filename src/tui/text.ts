@@ -291,6 +291,15 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
+/** How long ago `ms` was: 12s ago, 5m ago, 3h ago, 2d ago. */
+export function relativeTime(ms: number, now = Date.now()): string {
+  const d = Math.max(0, now - ms);
+  if (d < 60_000) return `${Math.floor(d / 1000)}s ago`;
+  if (d < 3_600_000) return `${Math.floor(d / 60_000)}m ago`;
+  if (d < 86_400_000) return `${Math.floor(d / 3_600_000)}h ago`;
+  return `${Math.floor(d / 86_400_000)}d ago`;
+}
+
 /** Compact counts: 950, 1.2k, 34k, 1.5M. */
 export function formatCount(n: number): string {
   if (n < 1000) return String(n);
