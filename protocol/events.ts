@@ -144,6 +144,8 @@ export const EventSchema = z.strictObject({
   submission_id: IdentifierSchema.nullable(),
   turn_id: IdentifierSchema.nullable(),
   ts: MillisSchema,
+  /** Present when a field of `msg` was cut to fit a frame (runtime.md §9). */
+  truncated: z.literal(true).optional(),
   msg: EventMsgSchema,
 });
 export type Event = z.infer<typeof EventSchema>;

@@ -139,6 +139,8 @@ export const SessionDescriptorSchema = z.strictObject({
   head_sequence: CountSchema,
   active_turn_id: IdentifierSchema.nullable(),
   pending_approval: ExecApprovalRequestMsgSchema.nullable(),
+  /** Admitted messages waiting for their own turn. */
+  queued_turns: CountSchema,
 });
 export type SessionDescriptor = z.infer<typeof SessionDescriptorSchema>;
 

@@ -11,6 +11,7 @@ export const LIMITS = {
   frameMaxBytes: 4 * 1024 * 1024,
   replayBatches: 100,
   maxModelSteps: 2042,
+  maxQueuedTurns: 256,
 } as const;
 
 /** WebSocket close code after an `unauthorized` error (protocol.md "Connecting"). */

@@ -34,7 +34,7 @@ test('attached clients learn that a faulted session stopped, and re-attaching re
   await client.waitForEvent(s, (m) => m.type === 'turn_started');
   const seen = client.batches(s).length;
 
-  host.journal.db.pragma('query_only = ON'); // every commit fails from here on
+  host.journal.withDatabase((d) => d).pragma('query_only = ON'); // every commit fails from here on
   client.send({ type: 'submit', session_id: s, submission: { id: 'lost', op: { type: 'message', text: 'x' } } });
   const stopped = await client.waitFor((f) => f.type === 'error' && f.code === 'stopped', 5000, 'stopped');
   expect(stopped.message).toContain(s);
@@ -42,7 +42,7 @@ test('attached clients learn that a faulted session stopped, and re-attaching re
   const rejected = await client.waitFor((f) => f.type === 'error' && f.submission_id === 'lost', 5000, 'rejection');
   expect(rejected.code).toBe('internal');
 
-  host.journal.db.pragma('query_only = OFF');
+  host.journal.withDatabase((d) => d).pragma('query_only = OFF');
   const last = client.batches(s).at(-1)!.sequence as number;
   await client.attach(s, { after_sequence: last });
   await client.waitForEvent(s, (m) => m.type === 'turn_complete' || m.type === 'turn_interrupted', 10_000);

@@ -107,7 +107,7 @@ describe('commit failures', () => {
     await w.next('turn_complete');
     const usageBefore = s.state.usage_total;
     // Any batch holding a full agent_message fails, as a full disk would.
-    h!.host.journal.db.exec(`CREATE TEMP TRIGGER fail_reply BEFORE INSERT ON batches WHEN NEW.events LIKE '%"type":"agent_message"%'
+    h!.host.journal.withDatabase((d) => d).exec(`CREATE TEMP TRIGGER fail_reply BEFORE INSERT ON batches WHEN NEW.events LIKE '%"type":"agent_message"%'
       BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END;`);
     s.submit(msg('doomed'));
     const failed = await w.next('turn_failed');
@@ -115,7 +115,7 @@ describe('commit failures', () => {
     expect(failed.error.message).toContain('disk is full');
     expect(s.state.usage_total).toEqual(usageBefore);
     expect(s.descriptor().status).toBe('idle');
-    h!.host.journal.db.exec('DROP TRIGGER fail_reply');
+    h!.host.journal.withDatabase((d) => d).exec('DROP TRIGGER fail_reply');
     s.submit(msg('after'));
     expect((await w.next('turn_complete', 2)).last_message).toBe('echo: after');
     const stored = h!.host.readAfter(id, 0, 1000);
@@ -136,7 +136,7 @@ describe('commit failures', () => {
     const other = h!.host.create({ cwd: h!.dir });
     s.submit(msg('!sleep 100'));
     await w.next('turn_started');
-    h!.host.journal.db.pragma('query_only = ON');
+    h!.host.journal.withDatabase((d) => d).pragma('query_only = ON');
     const rejected: string[] = [];
     s.submit(msg('lost?', undefined, 'ro-1'), undefined, (m) => rejected.push(m));
     await new Promise((r) => setTimeout(r, 300));
@@ -146,7 +146,7 @@ describe('commit failures', () => {
     expect(h!.host.isResident(id)).toBe(false);
     // The daemon goes on: reads work, other sessions answer.
     expect(h!.host.list({ limit: 10 }).sessions).toHaveLength(2);
-    h!.host.journal.db.pragma('query_only = OFF');
+    h!.host.journal.withDatabase((d) => d).pragma('query_only = OFF');
     const o = h!.host.open(other.session_id)!;
     const ow = new Watcher(o);
     o.submit(msg('still here'));
@@ -167,7 +167,7 @@ describe('a full disk', () => {
     const { s, w, id } = start();
     s.submit(msg('warm up'));
     await w.next('turn_complete');
-    const db = h!.host.journal.db;
+    const db = h!.host.journal.withDatabase((d) => d);
     db.pragma('wal_checkpoint(TRUNCATE)');
     const pages = db.pragma('page_count', { simple: true }) as number;
     const headBefore = s.headSequence();

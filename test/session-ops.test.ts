@@ -94,10 +94,19 @@ describe('idle session', () => {
     s.submit(op({ type: 'resume_session', session_id: other.id }));
     s.submit(op({ type: 'resume_session', session_id: 's_missing' }));
     await w.next('warning');
-    const req = (await w.next('session_resume_requested')) as { session_id: string; context: { title: string; transcript: unknown[] } };
+    const req = (await w.next('session_resume_requested')) as { session_id: string; context: Record<string, unknown> };
     expect(req.session_id).toBe(other.id);
     expect(req.context.title).toBe('other');
-    expect(req.context.transcript).toContainEqual({ role: 'user', text: 'remember me' });
+    // runtime.md §3: the other session's descriptor summary, never its transcript.
+    expect(req.context).toEqual({
+      session_id: other.id,
+      title: 'other',
+      cwd: other.s.state.cwd,
+      model: other.s.state.model,
+      head_sequence: other.s.headSequence(),
+      status: 'idle',
+    });
+    expect(JSON.stringify(req.context)).not.toContain('remember me');
   });
 });
 

@@ -43,13 +43,17 @@ export function initialState(id: string, cwd: string, at: number): SessionState 
 
 /** Writes sessions with history into a journal, all inside the caller's transaction. */
 export class FixtureWriter {
+  private readonly insertSession;
   private readonly insertBatch;
   private readonly insertTranscript;
   private readonly insertAdmission;
   private readonly updateSession;
 
   constructor(readonly journal: Journal) {
-    const db = journal.db;
+    const db = journal.withDatabase((d) => d);
+    this.insertSession = db.prepare(
+      'INSERT INTO sessions (session_id, created_at, updated_at, head_sequence, unfinished, checkpoint) VALUES (?, ?, ?, 0, 0, ?)',
+    );
     this.insertBatch = db.prepare('INSERT INTO batches (session_id, sequence, committed_at, events) VALUES (?, ?, ?, ?)');
     this.insertTranscript = db.prepare('INSERT INTO transcript (session_id, idx, item) VALUES (?, ?, ?)');
     this.insertAdmission = db.prepare('INSERT INTO admissions (session_id, submission_id, sequence) VALUES (?, ?, ?)');
@@ -60,13 +64,13 @@ export class FixtureWriter {
 
   /** Run `fn` in one transaction (much faster than one per batch). */
   transaction(fn: () => void): void {
-    this.journal.db.transaction(fn)();
+    this.journal.withDatabase((db) => db.transaction(fn)());
   }
 
   /** One session with `shape` history; returns its number of events and batches. */
   writeSession(id: string, cwd: string, shape: HistoryShape, at = Date.now()): { events: number; batches: number } {
     let state = initialState(id, cwd, at);
-    this.journal.createSession(id, at, JSON.stringify(state));
+    this.insertSession.run(id, at, at, JSON.stringify(state));
     let seq = 0;
     let events = 0;
     let transcript = 0;

@@ -29,9 +29,9 @@ export interface JournalRow {
 
 /** The batches a session committed after its first (session_configured), in order. */
 export function committedRows(host: SessionHost, sessionId: string): JournalRow[] {
-  const rows = host.journal.db
-    .prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
-    .all(sessionId) as Omit<JournalRow, 'frame'>[];
+  const rows = host.journal
+    .withDatabase((db) => db.prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
+    .all(sessionId)) as Omit<JournalRow, 'frame'>[];
   return rows.map((row) => ({ ...row, frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events) }));
 }
 

@@ -63,7 +63,7 @@ export const replayScaling: Scenario = {
         smallInfo = writer.writeSession(small, dir, shapeFor(smallEvents));
         writer.writeSession(warm, dir, shapeFor(smallEvents));
       });
-      journal.db.pragma('wal_checkpoint(TRUNCATE)');
+      journal.withDatabase((db) => db.pragma('wal_checkpoint(TRUNCATE)'));
       journal.close();
       progress(
         `built in ${((now() - t0) / 1000).toFixed(1)} s: ${bigInfo.events.toLocaleString('en-US')} events / ${bigInfo.batches.toLocaleString('en-US')} batches vs ${smallInfo.events} / ${smallInfo.batches}`,

@@ -26,7 +26,7 @@ function buildFixture(dir: string, sessions: number, unfinished: number): void {
       writer.writeSession(sessionId(i), dir, { turns: 3, deltasPerTurn: 12, deltasPerBatch: 4, unfinished: i % every === 0 });
     }
   });
-  journal.db.pragma('wal_checkpoint(TRUNCATE)');
+  journal.withDatabase((db) => db.pragma('wal_checkpoint(TRUNCATE)'));
   journal.close();
 }
 

@@ -39,6 +39,8 @@ export const ConfigSchema = z.strictObject({
       shell_timeout_ms: PositiveInt.default(120_000),
       shell_output_cap_bytes: PositiveInt.default(1024 * 1024),
       evict_idle_ms: z.int().min(0).default(30_000),
+      // core: admitted messages waiting for their own turn (runtime.md §2)
+      max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
     })
     .prefault({}),
   recovery: z

@@ -9,17 +9,32 @@ import { chmodSync, existsSync } from 'node:fs';
 import { JournalError } from '../errors.js';
 import { migrate } from './migrations.js';
 import type { Event } from '../../protocol/index.js';
-import type { CommittedBatch } from '../session/api.js';
 
-/** What one commit writes for one session. */
+/** One committed journal batch, as delivered to subscribers and read back for replay. */
+export interface CommittedBatch {
+  session_id: string;
+  sequence: number;
+  committed_at: number;
+  events: Event[];
+  /** The `batch` server frame, serialized once; send it as-is to every client. */
+  frame: string;
+}
+
+/**
+ * What one commit writes for one session, in one transaction: any number of batches
+ * (sequences head+1, head+2, …; none for a checkpoint-only change) and the checkpoint as
+ * it stands after them.
+ */
 export interface BatchWrite {
   sessionId: string;
-  /** Must be head_sequence + 1; the primary key refuses anything else. */
-  sequence: number;
-  /** The batch's events as a JSON array (serialized once, by the recorder). */
-  eventsJson: string;
+  /** The head sequence before this write; the update refuses anything else. */
+  head: number;
+  /** Each batch's events as a JSON array (serialized once, by the recorder). */
+  batches: string[];
   /** The checkpoint as it stands after these events, serialized. */
   checkpoint: string;
+  /** Set on a session's very first write: the session row is inserted with it. */
+  createdAt?: number;
   unfinished: boolean;
   /** Transcript items appended by this batch, starting at index `transcriptFrom`. */
   transcriptFrom: number;
@@ -56,12 +71,20 @@ const CHECKPOINT_IDLE_MS = 250;
 /** …or after this many commits in a row. */
 const CHECKPOINT_EVERY_COMMITS = 4000;
 
-export class Journal {
-  readonly db: Database.Database;
+/**
+ * The one commit path into a journal: the seam a shared writer or another backend
+ * implements. Throws JournalError (nothing written) on any failure.
+ */
+export interface JournalWriter {
+  commit(write: BatchWrite): CommittedBatch[];
+}
+
+export class Journal implements JournalWriter {
+  private readonly db: Database.Database;
   private checkpointTimer: NodeJS.Timeout | null = null;
   private commitsSinceCheckpoint = 0;
   private readonly stmts;
-  private readonly commitTx: (write: BatchWrite, committedAt: number, eventsJson: string | null) => void;
+  private readonly commitTx: (write: BatchWrite, committedAt: number) => void;
 
   constructor(path: string, options: JournalOptions = {}) {
     try {
@@ -108,47 +131,36 @@ export class Journal {
         'SELECT session_id, created_at, head_sequence, checkpoint FROM sessions WHERE rowid < (SELECT rowid FROM sessions WHERE session_id = ?) ORDER BY rowid DESC LIMIT ?',
       ),
     };
-    this.commitTx = db.transaction((w: BatchWrite, committedAt: number, eventsJson: string | null) => {
-      if (eventsJson !== null) this.stmts.insertBatch.run(w.sessionId, w.sequence, committedAt, eventsJson);
-      const changed = this.stmts.updateSession.run(
-        w.sequence,
-        committedAt,
-        w.unfinished ? 1 : 0,
-        w.checkpoint,
-        w.sessionId,
-        eventsJson !== null ? w.sequence - 1 : w.sequence,
-      ).changes;
-      if (changed !== 1) throw new JournalError(`session ${w.sessionId}: sequence ${w.sequence} does not follow the head`);
+    this.commitTx = db.transaction((w: BatchWrite, committedAt: number) => {
+      if (w.createdAt !== undefined) this.stmts.insertSession.run(w.sessionId, w.createdAt, w.createdAt, w.checkpoint);
+      w.batches.forEach((events, i) => this.stmts.insertBatch.run(w.sessionId, w.head + 1 + i, committedAt, events));
+      const head = w.head + w.batches.length;
+      const changed = this.stmts.updateSession.run(head, committedAt, w.unfinished ? 1 : 0, w.checkpoint, w.sessionId, w.head).changes;
+      if (changed !== 1) throw new JournalError(`session ${w.sessionId}: head ${w.head} is not the journal's head`);
       for (let i = 0; i < w.transcript.length; i++) {
         this.stmts.insertTranscript.run(w.sessionId, w.transcriptFrom + i, w.transcript[i]);
       }
-      for (const id of w.admissions) this.stmts.insertAdmission.run(w.sessionId, id, w.sequence);
+      for (const id of w.admissions) this.stmts.insertAdmission.run(w.sessionId, id, head);
     });
   }
 
-  /** Register a new session with its initial checkpoint (head sequence 0). */
-  createSession(sessionId: string, createdAt: number, checkpoint: string): void {
-    this.guard(() => this.stmts.insertSession.run(sessionId, createdAt, createdAt, checkpoint));
-  }
-
   /**
-   * Commit one batch atomically. Throws JournalError (nothing written) on any failure:
-   * disk full, read-only database, I/O error, sequence conflict.
+   * Commit batches and the checkpoint after them atomically (no batches: a checkpoint
+   * change alone, e.g. "this tool call has started"). Throws JournalError (nothing
+   * written) on any failure: disk full, read-only database, I/O error, head conflict.
    */
-  commit(write: BatchWrite): CommittedBatch {
+  commit(write: BatchWrite): CommittedBatch[] {
     const committedAt = Date.now();
-    this.guard(() => this.commitTx(write, committedAt, write.eventsJson));
+    this.guard(() => this.commitTx(write, committedAt));
     this.afterCommit();
-    return toBatch(write.sessionId, { sequence: write.sequence, committed_at: committedAt, events: write.eventsJson });
+    return write.batches.map((events, i) =>
+      toBatch(write.sessionId, { sequence: write.head + 1 + i, committed_at: committedAt, events }),
+    );
   }
 
-  /**
-   * Commit a checkpoint change that has no events (e.g. "this tool call has started"):
-   * no batch, the head sequence stays. `write.sequence` is the current head.
-   */
-  saveCheckpoint(write: BatchWrite): void {
-    this.guard(() => this.commitTx(write, Date.now(), null));
-    this.afterCommit();
+  /** Run `fn` on the underlying database (tests and maintenance tools: pragmas, fault injection). */
+  withDatabase<T>(fn: (db: Database.Database) => T): T {
+    return fn(this.db);
   }
 
   isAdmitted(sessionId: string, submissionId: string): boolean {

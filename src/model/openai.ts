@@ -92,7 +92,9 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient 
           const canRetry = failure.transient && !yielded;
           if (canRetry && attempt < maxRetries) {
             const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
-            await sleep(failure.retryAfterMs ?? Math.random() * ceiling, signal);
+            const wait = failure.retryAfterMs ?? Math.random() * ceiling;
+            yield { type: 'retry_wait', ms: wait };
+            await sleep(wait, signal);
             continue;
           }
           throw new ModelError(failure.code, failure.message, canRetry);

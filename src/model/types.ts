@@ -53,7 +53,9 @@ export type ModelChunk =
   /** A complete tool call (providers assemble streamed fragments before yielding it). */
   | { type: 'tool_call'; call: ToolCallRequest }
   | { type: 'usage'; input_tokens: number; output_tokens: number }
-  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' };
+  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' }
+  /** Nothing yet: the provider waits `ms` before retrying (the idle timeout does not run meanwhile). */
+  | { type: 'retry_wait'; ms: number };
 
 /** Failure of a model call, as a typed value the turn can report. */
 export class ModelError extends Error {

@@ -134,8 +134,8 @@ function submit(conn: Connection, frame: Submit): void {
   };
   const onAdmitted = (outcome: AdmissionOutcome): void =>
     later(() => conn.send({ type: 'admitted', session_id: sessionId, submission_id: submissionId, outcome }));
-  const onRejected = (message: string): void =>
-    later(() => conn.sendError('internal', `message not admitted: ${message}`, { submission_id: submissionId }));
+  const onRejected = (message: string, code: 'busy' | 'internal' = 'internal'): void =>
+    later(() => conn.sendError(code, `message not admitted: ${message}`, { submission_id: submissionId }));
 
   const result = handle.submit(frame.submission, onAdmitted, onRejected);
   if (!result.ok) {

@@ -2,17 +2,10 @@
  * The session API the daemon (and tests) program against. Implemented by
  * SessionHost (host.ts) and Session (session.ts).
  */
-import type { CreateSessionConfig, Event, SessionDescriptor, Submission } from '../../protocol/index.js';
+import type { CreateSessionConfig, SessionDescriptor, Submission } from '../../protocol/index.js';
+import type { CommittedBatch } from '../journal/journal.js';
 
-/** One committed journal batch, as delivered to subscribers and read back for replay. */
-export interface CommittedBatch {
-  session_id: string;
-  sequence: number;
-  committed_at: number;
-  events: Event[];
-  /** The `batch` server frame, serialized once; send it as-is to every client. */
-  frame: string;
-}
+export type { CommittedBatch };
 
 export type EnqueueResult =
   | { ok: true; ingress_seq: number }
@@ -31,15 +24,18 @@ export interface SessionHandle {
   submit(
     submission: Submission,
     onAdmitted?: (outcome: AdmissionOutcome) => void,
-    /** Called instead of onAdmitted when the message could not be committed (journal failure). */
-    onRejected?: (message: string) => void,
+    /**
+     * Called instead of onAdmitted when the message is not admitted: `busy` when the
+     * session's queue is full (limits.max_queued_turns), else `internal` (journal failure).
+     */
+    onRejected?: (message: string, code?: 'busy' | 'internal') => void,
   ): EnqueueResult;
   descriptor(): SessionDescriptor;
   /** Called synchronously after each commit, in sequence order. Returns unsubscribe. */
   subscribe(listener: (batch: CommittedBatch) => void): () => void;
   headSequence(): number;
   /**
-   * Called if the session stops itself (repeated journal failures). Its subscribers get no
+   * Called if the session stops itself (repeated journal failures, an internal error). Its subscribers get no
    * more batches from this handle; attaching again hydrates it from its last checkpoint.
    */
   onStopped(listener: (reason: string) => void): () => void;

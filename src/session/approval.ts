@@ -4,7 +4,8 @@
  */
 import type { ApprovalDecision } from '../../protocol/index.js';
 import type { SessionDeps } from './deps.js';
-import { callKey, type SessionState } from './state.js';
+import type { SessionState } from './state.js';
+import { callKey } from './tool_args.js';
 import type { Tx } from './tx.js';
 
 /** Does the current call of the active turn wait for approval? */

@@ -1,31 +1,35 @@
 /**
- * What a session actor needs from the outside world, handed in as input: the journal
- * path (Recorder), the model context (Transcript), its Inbox, configuration, model
- * routes and tools. Nothing here is session state.
+ * What a session actor is given from the outside world, as input. `SessionDeps` is
+ * immutable (configuration, model routes, tools, id generation): guards and actions may
+ * read it. `SessionPorts` reach mutable collaborators (the transcript, the recorder) and
+ * are used only by child actors, never by a guard or an assign.
  */
+import type { ModelInfo, SessionStatus } from '../../protocol/index.js';
 import type { Config } from '../config/config.js';
 import type { ContextItem, ModelClient, ModelRoute } from '../model/types.js';
 import type { Tool } from '../tools/types.js';
-import type { Inbox } from './inbox.js';
-import type { Recorder } from './recorder.js';
-import type { Transcript } from './transcript.js';
 
+/** Another session as `resume_session` shows it: its descriptor's summary, never its transcript. */
 export interface OtherSession {
-  state: { title: string | null; cwd: string; model: unknown; head_sequence: number };
-  transcript: ContextItem[];
+  session_id: string;
+  title: string | null;
+  cwd: string;
+  model: ModelInfo;
+  head_sequence: number;
+  status: SessionStatus;
 }
 
 export interface SessionDeps {
-  recorder: Recorder;
-  transcript: Transcript;
-  inbox: Inbox;
   config: Config;
   routes: Map<string, ModelRoute>;
   tools: Map<string, Tool>;
   modelClient(route: ModelRoute): ModelClient;
-  /** Was this message submission id admitted before (journal lookup)? */
-  isAdmitted(submissionId: string): boolean;
-  /** Another session's checkpoint summary, for resume_session; null if none or invalid. */
-  lookupSession(sessionId: string): OtherSession | null;
   newId(prefix: string): string;
+}
+
+export interface SessionPorts {
+  /** The model context as it stands (read when a model call starts). */
+  context(): readonly ContextItem[];
+  /** Commit what is pending now; false when the commit failed (a tool call's start). */
+  commitStart(): boolean;
 }

@@ -18,9 +18,12 @@ import { reapShellProcesses } from '../tools/shell.js';
 import type { Tool } from '../tools/types.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
+import { eventEntry } from './event_fit.js';
+import type { FaultCause } from './machine.js';
+import { recordUnrecoverable } from './recorder.js';
 import { Session } from './session.js';
-import { newSessionState, parseCheckpoint, toDescriptor, type SessionState } from './state.js';
-import { eventEntry, Tx } from './tx.js';
+import { newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
+import { Tx } from './tx.js';
 
 /** The last turn_started without a terminal event after it, scanning the journal backwards. */
 function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
@@ -60,6 +63,8 @@ export class SessionHost implements SessionHostApi {
   private readonly evictTimers = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
   private readonly routes: Map<string, ModelRoute>;
   private readonly tools: Map<string, Tool>;
+  /** Sessions whose actor stopped itself with its turn open, and why (until it is next hydrated). */
+  private readonly faults = new Map<string, FaultCause>();
   private closed = false;
 
   private constructor(private readonly options: SessionHostOptions) {
@@ -109,16 +114,7 @@ export class SessionHost implements SessionHostApi {
       }
       const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;
       entries.push(eventEntry({ type: 'warning', message: why }, null, null, now));
-      this.journal.commit({
-        sessionId,
-        sequence: stored.headSequence + 1,
-        eventsJson: `[${entries.join(',')}]`,
-        checkpoint: stored.checkpoint,
-        unfinished: false,
-        transcriptFrom: 0,
-        transcript: [],
-        admissions: [],
-      });
+      recordUnrecoverable(this.journal, stored, entries);
     } catch (err) {
       this.options.logger?.error({ err, session_id: sessionId }, 'could not record the recovery failure');
     }
@@ -157,21 +153,13 @@ export class SessionHost implements SessionHostApi {
       approval_policy: state.approval_policy,
       title: state.title,
     });
-    // The session's first batch is written before it has an actor: nothing can race it.
-    this.journal.db.transaction(() => {
-      this.journal.createSession(state.session_id, now, JSON.stringify(state));
-      this.journal.commit({
-        sessionId: state.session_id,
-        sequence: 1,
-        eventsJson: `[${configured.entries.join(',')}]`,
-        checkpoint: JSON.stringify(state),
-        unfinished: false,
-        transcriptFrom: 0,
-        transcript: [],
-        admissions: [],
-      });
-    })();
-    const session = this.hydrate(state, 1);
+    // The session row and its first batch are one commit, through its Recorder.
+    const session = this.hydrate(state, 0, { at: now, change: configured.toChange() });
+    if (session.headSequence() < 1) {
+      session.stop();
+      this.sessions.delete(state.session_id);
+      throw new AgentdError('internal', 'the session could not be created: the journal write failed');
+    }
     this.scheduleEviction(session);
     return session.descriptor();
   }
@@ -241,9 +229,12 @@ export class SessionHost implements SessionHostApi {
     await reapShellProcesses();
   }
 
-  private hydrate(state: SessionState, headSequence: number): Session {
+  private hydrate(state: SessionState, headSequence: number, created?: { at: number; change: ReturnType<Tx['toChange']> }): Session {
     const { config, logger } = this.options;
-    const session = new Session({
+    const id = state.session_id;
+    const fault = this.faults.get(id) ?? null;
+    this.faults.delete(id);
+    const session: Session = new Session({
       journal: this.journal,
       state,
       headSequence,
@@ -254,11 +245,17 @@ export class SessionHost implements SessionHostApi {
         routes: this.routes,
         tools: this.tools,
         modelClient: this.options.modelClient ?? createModelClient,
-        lookupSession: (id) => this.lookup(id),
         newId: (prefix) => `${prefix}_${nanoid()}`,
       },
-      onFault: () => {
-        this.sessions.delete(state.session_id);
+      lookupSession: (other) => this.lookup(other),
+      ...(created && { created }),
+      fault,
+      onFault: (cause) => {
+        if (this.sessions.get(id) === session) this.sessions.delete(id);
+        this.faults.set(id, cause);
+        // An actor crash ends its turn at once (a fresh actor fails it from the last
+        // checkpoint); a journal failure waits for the next attach (the disk may be full).
+        if (cause.code === 'internal' && !fault && !this.closed) queueMicrotask(() => this.reopenAfterFault(id));
       },
       onCommit: () => this.touch(session),
       ...(logger && { log: logger }),
@@ -268,18 +265,36 @@ export class SessionHost implements SessionHostApi {
     return session;
   }
 
-  private lookup(sessionId: string): OtherSession | null {
-    const stored = this.journal.loadSession(sessionId);
-    if (!stored) return null;
+  /** Hydrate a session whose actor crashed, so its open turn is failed and committed now. */
+  private reopenAfterFault(sessionId: string): void {
+    if (this.closed || this.sessions.has(sessionId)) return;
     try {
-      const state = parseCheckpoint(stored.checkpoint);
-      return {
-        state: { title: state.title, cwd: state.cwd, model: state.model, head_sequence: stored.headSequence },
-        transcript: this.journal.loadTranscript(sessionId).map((t) => JSON.parse(t)),
-      };
+      this.open(sessionId);
+    } catch (err) {
+      this.options.logger?.error({ err, session_id: sessionId }, 'could not reopen the session after its fault');
+    }
+  }
+
+  /** Another session as resume_session shows it: its descriptor's summary, if its checkpoint names it. */
+  private lookup(sessionId: string): OtherSession | null {
+    const live = this.sessions.get(sessionId);
+    const stored = live ? null : this.journal.loadSession(sessionId);
+    let state: SessionState;
+    try {
+      state = live ? live.state : parseCheckpoint(stored!.checkpoint);
     } catch {
       return null;
     }
+    if (!live && !stored) return null;
+    if (state.session_id !== sessionId) return null;
+    return {
+      session_id: state.session_id,
+      title: state.title,
+      cwd: state.cwd,
+      model: state.model,
+      head_sequence: live ? live.headSequence() : stored!.headSequence,
+      status: sessionStatus(state),
+    };
   }
 
   /** Activity on a session pushes its eviction back (a timer refresh: this runs per commit). */

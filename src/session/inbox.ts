@@ -1,20 +1,19 @@
 /**
- * The bounded submission Inbox of one session. Enqueue never waits: it answers with the
- * next ingress sequence, or busy/stopped. Submissions leave it in ingress order, one at a
- * time, when the session actor is ready for them. Admitted messages still waiting for
- * their own turn (the session's queue) occupy capacity too, so a flood of messages can
- * neither grow memory nor the journal's queue without bound.
+ * The bounded submission Inbox of one session (modelled on XState's Mailbox): a FIFO of
+ * submissions not yet handled. Enqueue never waits: it answers with the next ingress
+ * sequence, or busy/stopped. It knows nothing of the actor: the pump takes submissions
+ * out, in ingress order, one at a time. Admitted messages waiting for their own turn are
+ * not here (they are in the checkpoint's queue, bounded by `limits.max_queued_turns`).
  */
 import type { Submission } from '../../protocol/index.js';
+import type { EnqueueResult } from './api.js';
 
 export interface InboxItem {
   submission: Submission;
   ingress_seq: number;
   onAdmitted?: ((outcome: 'accepted' | 'already_accepted') => void) | undefined;
-  onRejected?: ((message: string) => void) | undefined;
+  onRejected?: ((message: string, code?: 'busy' | 'internal') => void) | undefined;
 }
-
-export type EnqueueOutcome = { ok: true; ingress_seq: number } | { ok: false; code: 'busy' | 'stopped'; message: string };
 
 export class Inbox {
   private readonly items: InboxItem[] = [];
@@ -25,8 +24,6 @@ export class Inbox {
     readonly capacity: number,
     /** Highest ingress sequence handed out before (restored from the checkpoint). */
     private lastSeq: number,
-    /** Capacity taken outside the inbox (admitted messages waiting for their turn). */
-    private readonly occupiedElsewhere: () => number = () => 0,
   ) {}
 
   /** Number of submissions waiting in the inbox. */
@@ -39,9 +36,9 @@ export class Inbox {
     return this.lastSeq;
   }
 
-  enqueue(item: Omit<InboxItem, 'ingress_seq'>): EnqueueOutcome {
+  enqueue(item: Omit<InboxItem, 'ingress_seq'>): EnqueueResult {
     if (this.stopped) return { ok: false, code: 'stopped', message: 'the session is stopped' };
-    if (this.size + this.occupiedElsewhere() >= this.capacity) {
+    if (this.size >= this.capacity) {
       return { ok: false, code: 'busy', message: `the session inbox is full (capacity ${this.capacity})` };
     }
     const ingress_seq = ++this.lastSeq;
@@ -71,9 +68,5 @@ export class Inbox {
     this.items.length = 0;
     this.head = 0;
     return rest;
-  }
-
-  get isStopped(): boolean {
-    return this.stopped;
   }
 }

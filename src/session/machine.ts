@@ -1,7 +1,12 @@
 /**
- * The session actor's statechart (XState v5). One submission at a time; the turn's model
- * call and tool runs are invoked child actors, cancelled (AbortSignal) whenever the
- * actor leaves their state — by interrupt, abort, failure or stop.
+ * The session actor's statechart (XState v5), pure: guards read only the context and the
+ * event, and actions only compute. What the actor needs from outside (was this message
+ * admitted before? the head sequence, another session's summary) the pump looks up and
+ * passes on the `submission` event; what a change produces (events, state, transcript
+ * items, an admission) is emitted as a `change` effect, which the Session hands to the
+ * Recorder. So the chart runs under XState's pure `transition()` as well as in an actor.
+ * The turn's model call and tool runs are invoked child actors, cancelled (AbortSignal)
+ * whenever the actor leaves their state — by interrupt, abort, failure or stop.
  *
  *   hydrating ─► idle ◄──────────────┐
  *      │  ▲       │ message            │
@@ -10,14 +15,16 @@
  *      ▼                               │                        └─► running_tool
  *   recovering ─────────────────► turn.tools      boundary (cutoff) → sampling
  */
-import { and, assign, setup } from 'xstate';
+import { and, assign, enqueueActions, setup } from 'xstate';
+import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
 import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
-import type { SessionDeps } from './deps.js';
+import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
 import type { InboxItem } from './inbox.js';
-import { modelStep, type ModelEvent, type ModelStepInput } from './model_step.js';
-import { alreadyAdmitted, capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
+import { journalFailureNote, LENGTH_CONTINUATION_NOTE, modelStepInput, RESTART_NOTE } from './model_request.js';
+import { modelStep, type ModelEvent } from './model_step.js';
+import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
 import type { SessionState } from './state.js';
-import { finishCall, markCallStarted, toolRun, type ToolEvent, type ToolRunInput } from './tool_step.js';
+import { finishCall, toolRun, type ToolEvent, type ToolRunInput } from './tool_step.js';
 import {
   completeTurn,
   drainSteer,
@@ -25,101 +32,105 @@ import {
   failTurn,
   interruptTurn,
   startQueuedTurn,
-  startTurn,
   type StepFailure,
 } from './turn.js';
-import { Tx } from './tx.js';
-import { ModelError, type ModelClient } from '../model/types.js';
+import { Tx, type Change } from './tx.js';
+
+/** Why the session's last actor ended with its turn open (a crash, a journal failure). */
+export interface FaultCause {
+  code: 'internal' | 'journal_write_failed';
+  message: string;
+}
 
 export interface SessionContext {
   state: SessionState;
   deps: SessionDeps;
-  /** Set while draining between turns or at a step boundary: the last ingress seq to handle first. */
-  cutoff: number | null;
+  ports: SessionPorts;
+  /** True while draining between turns or at a step boundary (the pump holds the cutoff). */
+  atCutoff: boolean;
+  /** Incremented each time a cutoff is taken, so the pump reads a fresh one. */
+  cutoffEpoch: number;
   /** Text streamed by the current model call so far (not durable). */
   stepText: string;
   /** A turn limit hit at the end of the last model step. */
   stepFailure: StepFailure | null;
   /** How the last model step finished. */
   stepFinish: 'stop' | 'tool_calls' | 'length' | null;
-  headSequence: () => number;
+  /** Set at hydration when the previous actor of this session faulted with the turn open. */
+  fault: FaultCause | null;
+}
+
+/** What the pump looked up for one submission. */
+export interface SubmissionFacts {
+  /** A `message` whose id this session admitted before (journal lookup). */
+  alreadyAdmitted: boolean;
+  /** The journal's head sequence now. */
+  headSequence: number;
+  /** For `resume_session`: the requested session's summary; null when none or invalid. */
+  other: OtherSession | null;
 }
 
 export type SessionEvent =
-  | { type: 'submission'; item: InboxItem }
+  | { type: 'submission'; item: InboxItem; facts: SubmissionFacts }
   | { type: 'cutoff.reached' }
   | ModelEvent
   | ToolEvent
   | { type: 'journal.failed'; committed: SessionState; message: string; fatal: boolean }
   | { type: 'stop' };
 
+/** What the actor asks the Session to do (XState emitted events), in order. */
+export type SessionEffect =
+  | { type: 'change'; change: Change }
+  /** Drop whatever is pending in the Recorder (after a failed commit). */
+  | { type: 'rollback' }
+  | { type: 'already_accepted'; item: InboxItem }
+  | { type: 'refused'; item: InboxItem; code: 'busy'; message: string };
+
 export interface SessionInput {
   state: SessionState;
   deps: SessionDeps;
-  headSequence: () => number;
+  ports: SessionPorts;
+  fault?: FaultCause | null;
 }
-
-export const RESTART_NOTE = 'the daemon restarted while this tool call was running; its outcome is unknown and it was not run again';
 
 type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
 
-/** An assign action that runs a change on a Tx and hands its events to the Recorder. */
+/** An action that runs a change on a Tx; its result is assigned and emitted as a `change` effect. */
 function change<E extends SessionEvent = SessionEvent>(
   fn: (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void,
 ) {
-  return assign<SessionContext, SessionEvent, undefined, SessionEvent, never>(({ context, event }) => {
-    const tx = new Tx(context.state);
-    const extra = fn(tx, context, event as E);
-    if (tx.entries.length > 0 || tx.state !== context.state) {
-      context.deps.recorder.record(tx.entries, tx.state, tx.admission);
-    }
-    return { ...extra, state: tx.state };
-  });
-}
-
-const sub = (e: SessionEvent) => (e as Ev<'submission'>).item;
-const op = (e: SessionEvent) => sub(e).submission.op;
-
-/** Admit a message into the running turn (steer) or the queue. */
-function admitMessage(tx: Tx, item: InboxItem): void {
-  const { id, op } = item.submission;
-  if (op.type !== 'message') return;
-  tx.admission = { submission_id: id, onAdmitted: item.onAdmitted, onRejected: item.onRejected };
-  const turn = tx.state.turn;
-  if (turn && op.mode === 'steer') {
-    tx.setTurn({ steer: [...turn.steer, op.text] });
-    tx.emit({ type: 'user_message', text: op.text, mode: 'steer' }, { submission_id: id });
-  } else {
-    tx.set({ queue: [...tx.state.queue, { submission_id: id, text: op.text }] });
-    tx.emit({ type: 'user_message', text: op.text, mode: 'queued' }, { submission_id: id, turn_id: null });
-  }
-}
-
-function unknownRouteClient(route: string): ModelClient {
-  return {
-    // eslint-disable-next-line require-yield
-    async *stream() {
-      throw new ModelError('unknown_route', `model route "${route}" is not configured`);
+  return enqueueActions<SessionContext, SessionEvent, undefined, SessionEvent, never, never, never, never, SessionEffect>(
+    ({ context, event, enqueue }) => {
+      const tx = new Tx(context.state);
+      const extra = fn(tx, context, event as E);
+      enqueue.assign({ ...extra, state: tx.state });
+      if (tx.changed || tx.state !== context.state) enqueue.emit({ type: 'change', change: tx.toChange() });
     },
-  };
+  );
 }
+
+const sub = (e: SessionEvent) => e as Ev<'submission'>;
+const op = (e: SessionEvent) => sub(e).item.submission.op;
 
 export const sessionMachine = setup({
   types: {
     context: {} as SessionContext,
     events: {} as SessionEvent,
     input: {} as SessionInput,
+    emitted: {} as SessionEffect,
   },
   actors: { modelStep, toolRun },
   guards: {
     awaitingApproval: ({ context }) => context.state.turn?.approval != null,
     turnOpen: ({ context }) => context.state.turn !== null,
+    crashed: ({ context }) => context.fault?.code === 'internal',
     hasQueue: ({ context }) => context.state.queue.length > 0,
     recoveryExhausted: ({ context }) =>
       context.deps.config.recovery.policy === 'interrupt' ||
       (context.state.turn?.recovery_attempts ?? 0) >= context.deps.config.recovery.max_recovery_attempts,
-    isFreshMessage: ({ context, event }) =>
-      op(event).type === 'message' && !context.deps.isAdmitted(sub(event).submission.id),
+    isAlreadyAdmitted: ({ event }) => op(event).type === 'message' && sub(event).facts.alreadyAdmitted,
+    isQueueFull: ({ context, event }) => queueIsFull(context.state, context.deps.config, sub(event).item),
+    isMessage: ({ event }) => op(event).type === 'message',
     isInterruptOfActiveTurn: ({ context, event }) => {
       const o = op(event);
       return o.type === 'interrupt' && o.turn_id === context.state.turn?.turn_id;
@@ -138,7 +149,7 @@ export const sessionMachine = setup({
       context.stepFinish === 'length' &&
       (context.state.turn?.output_recoveries ?? 0) < context.deps.config.limits.max_output_recovery_attempts,
     noCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) === 0,
-    inboxEmpty: ({ context }) => context.deps.inbox.size === 0,
+    callRefused: ({ context }) => context.state.turn?.calls[0]?.refused !== undefined,
     hasSteer: ({ context }) => (context.state.turn?.steer.length ?? 0) > 0,
     needsApproval: ({ context }) => currentCallNeedsApproval(context.state, context.deps),
     maxStepsReached: ({ context }) =>
@@ -146,16 +157,21 @@ export const sessionMachine = setup({
     fatal: ({ event }) => (event as Ev<'journal.failed'>).fatal,
   },
   actions: {
-    setCutoff: assign({ cutoff: ({ context }) => context.deps.inbox.lastAssigned }),
-    clearCutoff: assign({ cutoff: null }),
+    takeCutoff: assign(({ context }) => ({ atCutoff: true, cutoffEpoch: context.cutoffEpoch + 1 })),
+    leaveCutoff: assign({ atCutoff: false }),
+    answerAlreadyAccepted: enqueueActions(({ event, enqueue }) => {
+      enqueue.emit({ type: 'already_accepted', item: sub(event).item });
+    }),
+    refuseQueueFull: enqueueActions(({ context, event, enqueue }) => {
+      enqueue.emit({ type: 'refused', item: sub(event).item, code: 'busy', message: queueFullMessage(context.deps.config) });
+    }),
     handleSubmission: change((tx, ctx, event) => {
-      const item = sub(event);
+      const { item, facts } = sub(event);
       const o = item.submission.op;
       const id = item.submission.id;
       switch (o.type) {
         case 'message':
-          if (!alreadyAdmitted(item, ctx.deps)) admitMessage(tx, item);
-          return;
+          return admitMessage(tx, item);
         case 'interrupt':
           return warnInterrupt(tx, o.turn_id, id);
         case 'exec_approval':
@@ -163,22 +179,15 @@ export const sessionMachine = setup({
         case 'set_model':
           return setModel(tx, ctx.deps, o, id);
         case 'capability_command':
-          return capabilityCommand(tx, o, id, ctx.headSequence());
+          return capabilityCommand(tx, o, id, facts.headSequence);
         case 'resume_session':
-          return resumeSession(tx, ctx.deps, o, id);
+          return resumeSession(tx, facts.other, o, id);
       }
     }),
-    admitAndStart: change((tx, ctx, event) => {
-      const item = sub(event);
-      const o = item.submission.op;
-      if (o.type !== 'message') return;
-      tx.admission = { submission_id: item.submission.id, onAdmitted: item.onAdmitted, onRejected: item.onRejected };
-      tx.emit({ type: 'user_message', text: o.text, mode: 'turn' }, { submission_id: item.submission.id, turn_id: null });
-      startTurn(tx, ctx.deps, item.submission.id, o.text);
-    }),
+    admitAndStart: change((tx, ctx, event) => admitAndStart(tx, ctx.deps, sub(event).item)),
     startQueuedTurn: change((tx, ctx) => startQueuedTurn(tx, ctx.deps)),
     interrupt: change((tx, ctx, event) =>
-      interruptTurn(tx, ctx.deps, 'interrupted', ctx.stepText, { submission_id: sub(event).submission.id }),
+      interruptTurn(tx, 'interrupted', ctx.stepText, { submission_id: sub(event).item.submission.id }),
     ),
     resetStep: assign({ stepText: '', stepFailure: null, stepFinish: null }),
     recordDeltas: change((tx, ctx, event: Ev<'model.deltas'>) => {
@@ -191,56 +200,67 @@ export const sessionMachine = setup({
       stepFinish: event.result.finish,
     })),
     failStep: change((tx, ctx) => {
-      if (ctx.stepFailure) failTurn(tx, ctx.deps, ctx.stepFailure.code, ctx.stepFailure.message);
+      if (ctx.stepFailure) failTurn(tx, ctx.stepFailure.code, ctx.stepFailure.message);
     }),
-    failModel: change((tx, ctx, event: Ev<'model.failed'>) => failTurn(tx, ctx.deps, event.code, event.message, ctx.stepText)),
+    failModel: change((tx, ctx, event: Ev<'model.failed'>) => failTurn(tx, event.code, event.message, ctx.stepText)),
     failMaxSteps: change((tx, ctx) =>
-      failTurn(tx, ctx.deps, 'max_model_steps_exceeded', `the turn reached max_model_steps (${ctx.deps.config.limits.max_model_steps})`),
+      failTurn(tx, 'max_model_steps_exceeded', `the turn reached max_model_steps (${ctx.deps.config.limits.max_model_steps})`),
     ),
-    continueLength: change((tx, ctx) => {
+    continueLength: change((tx) => {
       tx.setTurn({ output_recoveries: tx.turn.output_recoveries + 1 });
-      ctx.deps.transcript.append({ role: 'system', text: 'Your reply was cut off by the output length limit. Continue exactly where it stopped.' });
+      tx.append({ role: 'system', text: LENGTH_CONTINUATION_NOTE });
     }),
     complete: change((tx) => completeTurn(tx)),
+    refuseCall: change((tx) => finishCall(tx, { status: 'error', output: tx.turn.calls[0]!.refused! })),
     requestApproval: change((tx, ctx) => requestApproval(tx, ctx.deps)),
     approve: change((tx, _ctx, event) => {
       const o = op(event);
-      if (o.type === 'exec_approval') resolveApproval(tx, o.decision, sub(event).submission.id);
+      if (o.type === 'exec_approval') resolveApproval(tx, o.decision, sub(event).item.submission.id);
     }),
-    deny: change((tx, ctx, event) => {
+    deny: change((tx, _ctx, event) => {
       const o = op(event);
       if (o.type !== 'exec_approval') return;
-      resolveApproval(tx, o.decision, sub(event).submission.id);
-      finishCall(tx, ctx.deps, { status: 'denied', output: 'the user denied this tool call' });
+      resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      finishCall(tx, { status: 'denied', output: 'the user denied this tool call' });
     }),
-    abort: change((tx, ctx, event) => {
+    abort: change((tx, _ctx, event) => {
       const o = op(event);
       if (o.type !== 'exec_approval') return;
-      resolveApproval(tx, o.decision, sub(event).submission.id);
-      interruptTurn(tx, ctx.deps, 'interrupted', '', { submission_id: sub(event).submission.id });
+      resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      interruptTurn(tx, 'interrupted', '', { submission_id: sub(event).item.submission.id });
     }),
-    markStarted: change((tx) => markCallStarted(tx)),
+    markStarted: change((tx) => {
+      const [current, ...rest] = tx.turn.calls;
+      if (current) tx.setTurn({ calls: [{ ...current, started: true, started_at: tx.now }, ...rest] });
+    }),
     recordOutput: change((tx, _ctx, event: Ev<'tool.output'>) => {
       const callId = tx.turn.calls[0]?.call.call_id;
-      if (!callId) return;
-      tx.emitOutputDeltas(callId, event.chunks);
+      if (callId) tx.emitOutputDeltas(callId, event.chunks);
     }),
-    finishCall: change((tx, ctx, event: Ev<'tool.done'>) => finishCall(tx, ctx.deps, event.result)),
-    drainSteer: change((tx, ctx) => drainSteer(tx, ctx.deps)),
+    finishCall: change((tx, _ctx, event: Ev<'tool.done'>) => finishCall(tx, event.result)),
+    drainSteer: change((tx) => drainSteer(tx)),
     resumeTurn: change((tx, ctx) => {
       const turn = tx.turn;
       const attempt = turn.recovery_attempts + 1;
+      const fault = ctx.fault;
       tx.setTurn({ recovery_attempts: attempt, approval: null });
-      if (turn.calls[0]?.started) finishCall(tx, ctx.deps, { status: 'error', output: RESTART_NOTE });
+      // After a journal failure the result and a warning name the real cause, not a restart.
+      if (fault) tx.emit({ type: 'warning', message: `the turn was paused because ${fault.message}; it resumes from its last checkpoint` });
+      if (turn.calls[0]?.started) finishCall(tx, { status: 'error', output: fault ? journalFailureNote(fault.message) : RESTART_NOTE });
       tx.emit({ type: 'turn_resumed', attempt });
+      return { fault: null };
     }),
-    interruptByRestart: change((tx, ctx) => interruptTurn(tx, ctx.deps, 'interrupted by restart', '')),
-    rollback: assign(({ context, event }) => {
-      context.deps.recorder.discardPending();
-      return { state: (event as Ev<'journal.failed'>).committed, stepText: '', cutoff: null };
+    interruptByRestart: change((tx) => interruptTurn(tx, 'interrupted by restart', '')),
+    failCrashed: change((tx, ctx) => {
+      failTurn(tx, 'internal', ctx.fault!.message);
+      return { fault: null };
     }),
-    failAfterRollback: change((tx, ctx, event: Ev<'journal.failed'>) =>
-      failTurn(tx, ctx.deps, 'journal_write_failed', `the journal could not commit: ${event.message}`),
+    rollback: enqueueActions(({ event, enqueue }) => {
+      enqueue.emit({ type: 'rollback' });
+      enqueue.assign({ state: (event as Ev<'journal.failed'>).committed, stepText: '', atCutoff: false });
+    }),
+    failAfterRollback: change((tx, _ctx, event: Ev<'journal.failed'>) =>
+      failTurn(tx, 'journal_write_failed', `the journal could not commit: ${event.message}`),
     ),
   },
 }).createMachine({
@@ -248,15 +268,21 @@ export const sessionMachine = setup({
   context: ({ input }) => ({
     state: input.state,
     deps: input.deps,
-    cutoff: null,
+    ports: input.ports,
+    atCutoff: false,
+    cutoffEpoch: 0,
     stepText: '',
     stepFailure: null,
     stepFinish: null,
-    headSequence: input.headSequence,
+    fault: input.fault ?? null,
   }),
   initial: 'hydrating',
   on: {
-    submission: { actions: 'handleSubmission' },
+    submission: [
+      { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
+      { guard: 'isQueueFull', actions: 'refuseQueueFull' },
+      { actions: 'handleSubmission' },
+    ],
     'journal.failed': [
       { guard: 'fatal', target: '.stopped', actions: 'rollback' },
       { target: '.hydrating', actions: ['rollback', 'failAfterRollback'] },
@@ -266,6 +292,7 @@ export const sessionMachine = setup({
   states: {
     hydrating: {
       always: [
+        { guard: and(['turnOpen', 'crashed']), target: 'draining', actions: 'failCrashed' },
         { guard: 'awaitingApproval', target: 'turn.awaiting_approval' },
         { guard: 'turnOpen', target: 'recovering' },
         { guard: 'hasQueue', target: 'draining' },
@@ -280,12 +307,16 @@ export const sessionMachine = setup({
     },
     idle: {
       on: {
-        submission: [{ guard: 'isFreshMessage', target: 'turn', actions: 'admitAndStart' }, { actions: 'handleSubmission' }],
+        submission: [
+          { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
+          { guard: 'isMessage', target: 'turn', actions: 'admitAndStart' },
+          { actions: 'handleSubmission' },
+        ],
       },
     },
     draining: {
-      entry: 'setCutoff',
-      exit: 'clearCutoff',
+      entry: 'takeCutoff',
+      exit: 'leaveCutoff',
       on: {
         'cutoff.reached': [{ guard: 'hasQueue', target: 'turn', actions: 'startQueuedTurn' }, { target: 'idle' }],
       },
@@ -294,7 +325,9 @@ export const sessionMachine = setup({
       initial: 'sampling',
       on: {
         submission: [
+          { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
           { guard: 'isInterruptOfActiveTurn', target: 'draining', actions: 'interrupt' },
+          { guard: 'isQueueFull', actions: 'refuseQueueFull' },
           { actions: 'handleSubmission' },
         ],
       },
@@ -303,20 +336,7 @@ export const sessionMachine = setup({
           entry: 'resetStep',
           invoke: {
             src: 'modelStep',
-            input: ({ context }): ModelStepInput => {
-              const { deps, state } = context;
-              const route = deps.routes.get(state.model.route);
-              return {
-                client: route ? deps.modelClient(route) : unknownRouteClient(state.model.route),
-                request: {
-                  route: route ?? { route: state.model.route, provider: 'scripted', model: state.model.model, context_window: null },
-                  reasoning_effort: state.model.reasoning_effort,
-                  context: deps.transcript.all().slice(),
-                  tools: [...deps.tools.values()].map((t) => t.spec),
-                },
-                idleTimeoutMs: deps.config.limits.model_idle_timeout_ms,
-              };
-            },
+            input: ({ context }) => modelStepInput(context.state, context.deps, context.ports),
           },
           on: {
             'model.deltas': { actions: 'recordDeltas' },
@@ -335,15 +355,9 @@ export const sessionMachine = setup({
         },
         tools: {
           always: [
-            // Step boundary. With nothing waiting in the inbox the cutoff has nothing to
-            // hand over: go straight to the next model call.
-            {
-              guard: and(['noCalls', 'inboxEmpty', 'maxStepsReached']),
-              target: '#session.draining',
-              actions: 'failMaxSteps',
-            },
-            { guard: and(['noCalls', 'inboxEmpty']), target: 'sampling', actions: 'drainSteer' },
             { guard: 'noCalls', target: 'boundary' },
+            // Arguments past the bounds: an error result, no approval, nothing run.
+            { guard: 'callRefused', actions: 'refuseCall' },
             { guard: 'needsApproval', target: 'awaiting_approval', actions: 'requestApproval' },
             { target: 'running_tool' },
           ],
@@ -351,10 +365,12 @@ export const sessionMachine = setup({
         awaiting_approval: {
           on: {
             submission: [
+              { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
               { guard: { type: 'approvalIs', params: ['approve', 'approve_for_session'] }, target: 'running_tool', actions: 'approve' },
               { guard: { type: 'approvalIs', params: ['deny'] }, target: 'tools', actions: 'deny' },
               { guard: { type: 'approvalIs', params: ['abort'] }, target: '#session.draining', actions: 'abort' },
               { guard: 'isInterruptOfActiveTurn', target: '#session.draining', actions: 'interrupt' },
+              { guard: 'isQueueFull', actions: 'refuseQueueFull' },
               { actions: 'handleSubmission' },
             ],
           },
@@ -365,12 +381,7 @@ export const sessionMachine = setup({
             src: 'toolRun',
             input: ({ context }): ToolRunInput => {
               const call = context.state.turn!.calls[0]!.call;
-              return {
-                call,
-                tool: context.deps.tools.get(call.tool),
-                cwd: context.state.cwd,
-                commitStart: () => context.deps.recorder.flush(),
-              };
+              return { call, tool: context.deps.tools.get(call.tool), cwd: context.state.cwd, commitStart: context.ports.commitStart };
             },
           },
           on: {
@@ -378,9 +389,10 @@ export const sessionMachine = setup({
             'tool.done': { target: 'tools', actions: 'finishCall' },
           },
         },
+        // Step boundary: steers at or below the cutoff join the next model call.
         boundary: {
-          entry: 'setCutoff',
-          exit: 'clearCutoff',
+          entry: 'takeCutoff',
+          exit: 'leaveCutoff',
           on: {
             'cutoff.reached': [
               { guard: 'maxStepsReached', target: '#session.draining', actions: 'failMaxSteps' },

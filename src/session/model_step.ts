@@ -5,11 +5,13 @@
  */
 import { fromCallback } from 'xstate';
 import { ModelError, type ModelClient, type ModelRequest, type ToolCallRequest } from '../model/types.js';
+import { Coalescer } from './coalescer.js';
 import type { StepResult } from './turn.js';
 
 export interface ModelStepInput {
   client: ModelClient;
-  request: Omit<ModelRequest, 'signal'>;
+  /** Built when the call starts (the context as it stands then). */
+  request: () => Omit<ModelRequest, 'signal'>;
   idleTimeoutMs: number;
 }
 
@@ -26,15 +28,15 @@ const DELTA_COALESCE_MS = 1;
 
 export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, sendBack }) => {
   const controller = new AbortController();
-  let pending: string[] = [];
-  let scheduled = false;
-  const flushDeltas = () => {
-    scheduled = false;
-    if (pending.length === 0 || controller.signal.aborted) return;
-    const deltas = pending;
-    pending = [];
-    sendBack({ type: 'model.deltas', deltas });
-  };
+  // Nothing is visible before the recorder's group commit anyway: hand deltas over at
+  // most every DELTA_COALESCE_MS, in one actor event.
+  const deltas = new Coalescer<string>(
+    (items) => sendBack({ type: 'model.deltas', deltas: items }),
+    (fn) => setTimeout(fn, DELTA_COALESCE_MS),
+    controller.signal,
+    MAX_DELTAS_PER_EVENT,
+  );
+  const flushDeltas = () => deltas.flush();
   // One timer per call: each chunk only stamps the time; the timer re-arms itself for
   // whatever is left of the idle window (no timer churn per chunk).
   let lastChunkAt = Date.now();
@@ -55,20 +57,16 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     const calls: ToolCallRequest[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
-    for await (const chunk of input.client.stream({ ...input.request, signal: controller.signal })) {
+    for await (const chunk of input.client.stream({ ...input.request(), signal: controller.signal })) {
       if (controller.signal.aborted) break;
       lastChunkAt = Date.now();
       switch (chunk.type) {
+        case 'retry_wait':
+          // The provider backs off before retrying: the idle window starts after the wait.
+          lastChunkAt = Date.now() + chunk.ms;
+          break;
         case 'text_delta':
-          if (!chunk.delta) break;
-          pending.push(chunk.delta);
-          if (pending.length >= MAX_DELTAS_PER_EVENT) flushDeltas();
-          else if (!scheduled) {
-            scheduled = true;
-            // Nothing is visible before the recorder's group commit anyway: hand deltas
-            // over at most every DELTA_COALESCE_MS, in one actor event.
-            setTimeout(flushDeltas, DELTA_COALESCE_MS);
-          }
+          if (chunk.delta) deltas.push(chunk.delta);
           break;
         case 'tool_call':
           calls.push(chunk.call);

@@ -1,22 +1,12 @@
 /**
  * Handling of submissions that do not move the turn along: set_model,
  * capability_command, resume_session, and the warnings for interrupt / exec_approval
- * that do not apply. Message admission lives here too.
+ * that do not apply.
  */
 import type { CapabilityCommandOp, ResumeSessionOp, SetModelOp } from '../../protocol/index.js';
-import type { SessionDeps } from './deps.js';
-import type { InboxItem } from './inbox.js';
+import type { OtherSession, SessionDeps } from './deps.js';
 import { sessionStatus } from './state.js';
 import type { Tx } from './tx.js';
-
-/** Has this message submission already been admitted? Then answer and do nothing else. */
-export function alreadyAdmitted(item: InboxItem, deps: SessionDeps): boolean {
-  if (item.submission.op.type !== 'message') return false;
-  if (!deps.isAdmitted(item.submission.id)) return false;
-  const cb = item.onAdmitted;
-  if (cb) queueMicrotask(() => cb('already_accepted'));
-  return true;
-}
 
 export function setModel(tx: Tx, deps: SessionDeps, op: SetModelOp, submissionId: string): void {
   const route = deps.routes.get(op.route);
@@ -82,8 +72,8 @@ export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId:
   }
 }
 
-export function resumeSession(tx: Tx, deps: SessionDeps, op: ResumeSessionOp, submissionId: string): void {
-  const other = deps.lookupSession(op.session_id);
+/** `other` is the requested session's descriptor summary, looked up by the pump (null: none or invalid). */
+export function resumeSession(tx: Tx, other: OtherSession | null, op: ResumeSessionOp, submissionId: string): void {
   if (!other) {
     tx.emit({ type: 'warning', message: `cannot resume session "${op.session_id}": no valid checkpoint` }, { submission_id: submissionId });
     return;
@@ -92,7 +82,7 @@ export function resumeSession(tx: Tx, deps: SessionDeps, op: ResumeSessionOp, su
     {
       type: 'session_resume_requested',
       session_id: op.session_id,
-      context: { ...other.state, transcript: other.transcript.slice(-50) },
+      context: other,
     },
     { submission_id: submissionId },
   );

@@ -1,18 +1,21 @@
 /**
- * The Recorder: the session's path into the Journal. Events are collected into the next
- * batch and committed together with the session checkpoint as it stands after them —
- * at once when the actor finished a submission, or within `groupCommitMs` for frequent
- * events such as deltas (group commit). Subscribers see a batch only after it commits.
+ * The Recorder: a session's one path into the journal. Changes (events, transcript items,
+ * the state after them, an admission) are collected into the next commit and written
+ * together with the session checkpoint — at once when the actor finished a submission,
+ * or within `groupCommitMs` for frequent events such as deltas (group commit). One commit
+ * may hold several batches: a batch is never larger than a frame allows (runtime.md §9).
+ * Subscribers see a batch only after it commits.
  */
-import type { Journal } from '../journal/journal.js';
-import type { CommittedBatch } from './api.js';
+import type { BatchWrite, CommittedBatch, JournalWriter, StoredSession } from '../journal/journal.js';
+import { MAX_BATCH_EVENTS_BYTES } from './event_fit.js';
 import { isUnfinished, type SessionState } from './state.js';
 import type { Transcript } from './transcript.js';
+import type { Change } from './tx.js';
 
 /** A batch with this many events is committed without waiting for the group-commit timer. */
 const MAX_BATCH_EVENTS = 512;
-/** …or with this many bytes of events; it stays well below the 4 MiB frame limit. */
-const MAX_BATCH_BYTES = 256 * 1024;
+/** …or with this many characters of events (latency, not the frame bound). */
+const GROUP_COMMIT_BYTES = 256 * 1024;
 
 export interface PendingAdmission {
   submission_id: string;
@@ -21,33 +24,43 @@ export interface PendingAdmission {
 }
 
 export interface RecorderHooks {
-  /** After a successful commit (subscribers are notified from here). */
+  /** After a successful commit, once per batch (subscribers are notified from here). */
   committed(batch: CommittedBatch): void;
-  /** A commit failed; nothing of the batch is in the journal. */
+  /** A commit failed; nothing of it is in the journal. */
   failed(error: Error, committed: SessionState): void;
 }
 
+export interface RecorderOptions {
+  journal: JournalWriter;
+  state: SessionState;
+  head: number;
+  transcript: Transcript;
+  groupCommitMs: number;
+  hooks: RecorderHooks;
+  /** The inbox's last ingress sequence, stamped into every checkpoint. */
+  lastIngress: () => number;
+  /** A brand-new session: its first commit inserts the session row. */
+  createdAt?: number;
+}
+
 export class Recorder {
-  /** The pending events, each already serialized (JSON of the envelope). */
-  private json: string[] = [];
-  private bytes = 0;
+  /** Pending events, each serialized (JSON of the envelope), split into frame-sized batches. */
+  private batches: string[][] = [];
+  private batchBytes = 0;
+  private pendingBytes = 0;
+  private pendingEvents = 0;
   private admissions: PendingAdmission[] = [];
   private latest: SessionState;
   private committedState: SessionState;
   private timer: NodeJS.Timeout | null = null;
+  private head: number;
+  private createdAt: number | undefined;
 
-  constructor(
-    private readonly journal: Journal,
-    state: SessionState,
-    private head: number,
-    private readonly transcript: Transcript,
-    private readonly groupCommitMs: number,
-    private readonly hooks: RecorderHooks,
-    /** The inbox's last ingress sequence, stamped into every checkpoint. */
-    private readonly lastIngress: () => number = () => state.last_ingress_seq,
-  ) {
-    this.latest = state;
-    this.committedState = state;
+  constructor(private readonly options: RecorderOptions) {
+    this.latest = options.state;
+    this.committedState = options.state;
+    this.head = options.head;
+    this.createdAt = options.createdAt;
   }
 
   get headSequence(): number {
@@ -55,25 +68,40 @@ export class Recorder {
   }
 
   get hasPending(): boolean {
-    return this.json.length > 0;
+    return this.pendingEvents > 0;
+  }
+
+  /** The state as last committed (what a rollback returns to). */
+  get committed(): SessionState {
+    return this.committedState;
   }
 
   /**
-   * Add events to the next batch; `state` is the session state after them. The events of
-   * one call are never split across batches (they and `state` belong together); a batch
-   * that would grow past the size bounds is committed first.
+   * Add a change to the next commit. Its events may span batches (a batch stays within
+   * the frame bound); they and the state after them are committed in one transaction.
    */
-  record(entries: string[], state: SessionState, admission?: PendingAdmission): void {
-    let size = 0;
-    for (const e of entries) size += e.length;
-    if (this.json.length > 0 && this.bytes + size > MAX_BATCH_BYTES) this.flush();
-    for (const e of entries) this.json.push(e);
-    this.bytes += size;
-    this.latest = state;
-    if (admission) this.admissions.push(admission);
-    if (this.json.length >= MAX_BATCH_EVENTS || this.bytes >= MAX_BATCH_BYTES) this.flush();
-    else if (!this.timer && this.json.length > 0) {
-      this.timer = setTimeout(() => this.flush(), this.groupCommitMs);
+  record(change: Change): void {
+    for (const item of change.items) this.options.transcript.append(item);
+    for (const entry of change.entries) {
+      // UTF-8 bytes: small entries are estimated (at most 3 bytes a character), large ones counted.
+      const bytes = entry.length < 1024 ? entry.length * 3 : Buffer.byteLength(entry);
+      const open = this.batches[this.batches.length - 1];
+      // Each entry fits a batch alone (event_fit); "+1" counts the comma.
+      if (!open || this.batchBytes + bytes + 1 > MAX_BATCH_EVENTS_BYTES) {
+        this.batches.push([entry]);
+        this.batchBytes = bytes;
+      } else {
+        open.push(entry);
+        this.batchBytes += bytes + 1;
+      }
+      this.pendingBytes += entry.length;
+      this.pendingEvents++;
+    }
+    this.latest = change.state;
+    if (change.admission) this.admissions.push(change.admission);
+    if (this.pendingEvents >= MAX_BATCH_EVENTS || this.pendingBytes >= GROUP_COMMIT_BYTES) this.flush();
+    else if (!this.timer && this.pendingEvents > 0) {
+      this.timer = setTimeout(() => this.flush(), this.options.groupCommitMs);
     }
   }
 
@@ -83,42 +111,41 @@ export class Recorder {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.json.length === 0 && this.latest === this.committedState) return true;
-    const count = this.json.length;
-    const eventsJson = `[${this.json.join(',')}]`;
+    const { transcript, journal, hooks } = this.options;
+    if (this.pendingEvents === 0 && this.latest === this.committedState && this.createdAt === undefined) return true;
+    const batches = this.batches.map((b) => `[${b.join(',')}]`);
     const admissions = this.admissions;
-    this.json = [];
-    this.bytes = 0;
-    this.admissions = [];
-    const state = { ...this.latest, transcript_length: this.transcript.length, last_ingress_seq: this.lastIngress() };
-    let batch: CommittedBatch | null = null;
+    this.clearPending();
+    const state = { ...this.latest, transcript_length: transcript.length, last_ingress_seq: this.options.lastIngress() };
+    let committed: CommittedBatch[];
     try {
-      const write = {
+      const write: BatchWrite = {
         sessionId: state.session_id,
-        sequence: count > 0 ? this.head + 1 : this.head,
-        eventsJson,
+        head: this.head,
+        batches,
         checkpoint: JSON.stringify(state),
         unfinished: isUnfinished(state),
-        transcriptFrom: this.transcript.committedLength,
-        transcript: this.transcript.uncommitted(),
+        transcriptFrom: transcript.committedLength,
+        transcript: transcript.uncommitted(),
         admissions: admissions.map((a) => a.submission_id),
+        ...(this.createdAt !== undefined && { createdAt: this.createdAt }),
       };
-      if (count > 0) batch = this.journal.commit(write);
-      else this.journal.saveCheckpoint(write);
+      committed = journal.commit(write);
     } catch (err) {
       this.drop(admissions, (err as Error).message);
-      this.hooks.failed(err as Error, this.committedState);
+      hooks.failed(err as Error, this.committedState);
       return false;
     }
-    this.transcript.markCommitted(state.transcript_length);
+    this.createdAt = undefined;
+    transcript.markCommitted(state.transcript_length);
     this.committedState = this.latest;
     for (const a of admissions) {
       const cb = a.onAdmitted;
       if (cb) queueMicrotask(() => cb('accepted'));
     }
-    if (batch) {
+    for (const batch of committed) {
       this.head = batch.sequence;
-      this.hooks.committed(batch);
+      hooks.committed(batch);
     }
     return true;
   }
@@ -128,20 +155,8 @@ export class Recorder {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const admissions = this.admissions;
-    this.json = [];
-    this.bytes = 0;
-    this.admissions = [];
+    this.clearPending();
     this.drop(admissions, reason);
-  }
-
-  /** Forget an uncommitted batch: its transcript items, its state, its admissions. */
-  private drop(admissions: PendingAdmission[], reason: string): void {
-    this.transcript.rollback();
-    this.latest = this.committedState;
-    for (const a of admissions) {
-      const cb = a.onRejected;
-      if (cb) queueMicrotask(() => cb(`message ${a.submission_id} was not accepted: ${reason}`));
-    }
   }
 
   /** Drop the timer (the session is stopping; flush first if wanted). */
@@ -149,4 +164,40 @@ export class Recorder {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
+
+  private clearPending(): void {
+    this.batches = [];
+    this.batchBytes = 0;
+    this.pendingBytes = 0;
+    this.pendingEvents = 0;
+    this.admissions = [];
+  }
+
+  /** Forget an uncommitted change: its transcript items, its state, its admissions. */
+  private drop(admissions: PendingAdmission[], reason: string): void {
+    this.options.transcript.rollback();
+    this.latest = this.committedState;
+    for (const a of admissions) {
+      const cb = a.onRejected;
+      if (cb) queueMicrotask(() => cb(`message ${a.submission_id} was not accepted: ${reason}`));
+    }
+  }
+}
+
+/**
+ * Record, for a session that cannot be hydrated (its checkpoint is unreadable), events
+ * that explain it, keeping the stored checkpoint and clearing its unfinished flag. The
+ * same single write path as every other commit.
+ */
+export function recordUnrecoverable(journal: JournalWriter, stored: StoredSession, entries: string[]): void {
+  journal.commit({
+    sessionId: stored.sessionId,
+    head: stored.headSequence,
+    batches: [`[${entries.join(',')}]`],
+    checkpoint: stored.checkpoint,
+    unfinished: false,
+    transcriptFrom: 0,
+    transcript: [],
+    admissions: [],
+  });
 }

@@ -1,19 +1,24 @@
 /**
  * Session: one hosted session — the XState actor, its Inbox, its Recorder — and the pump
  * that feeds submissions to the actor one at a time, in ingress order, honouring the
- * cutoff. Subscribers receive every committed batch, in sequence order.
+ * cutoff. The pump looks up what the pure statechart needs (admitted before? head
+ * sequence, another session) and passes it on the event; the actor's `change` effects go
+ * to the Recorder. Subscribers receive every committed batch, in sequence order. An actor
+ * that throws stops the session (never a zombie that answers `queued`).
  */
 import { createActor, type Actor } from 'xstate';
 import type { SessionDescriptor, Submission } from '../../protocol/index.js';
-import type { Journal } from '../journal/journal.js';
-import type { AdmissionOutcome, CommittedBatch, EnqueueResult, SessionHandle } from './api.js';
-import type { SessionDeps } from './deps.js';
-import { Inbox } from './inbox.js';
-import { sessionMachine } from './machine.js';
+import type { CommittedBatch, Journal } from '../journal/journal.js';
+import type { ContextItem } from '../model/types.js';
+import { queueFullMessage, queueIsFull } from './admission.js';
+import type { AdmissionOutcome, EnqueueResult, SessionHandle } from './api.js';
+import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
+import { Inbox, type InboxItem } from './inbox.js';
+import { sessionMachine, type FaultCause, type SessionEvent, type SubmissionFacts } from './machine.js';
 import { Recorder } from './recorder.js';
 import { toDescriptor, type SessionState } from './state.js';
 import { Transcript } from './transcript.js';
-import type { ContextItem } from '../model/types.js';
+import type { Change } from './tx.js';
 
 export interface SessionOptions {
   journal: Journal;
@@ -21,10 +26,15 @@ export interface SessionOptions {
   headSequence: number;
   groupCommitMs: number;
   inboxCapacity: number;
-  /** Everything of SessionDeps except what the session builds itself. */
-  deps: Omit<SessionDeps, 'recorder' | 'transcript' | 'inbox' | 'isAdmitted'>;
-  /** Called when the session stopped itself after repeated journal failures. */
-  onFault?: (error: Error) => void;
+  deps: SessionDeps;
+  /** Another session's summary for resume_session; null if none or invalid. */
+  lookupSession(sessionId: string): OtherSession | null;
+  /** A brand-new session: its first change (session_configured), committed with the session row. */
+  created?: { at: number; change: Change };
+  /** The previous actor of this session faulted with its turn open: fail that turn with this. */
+  fault?: FaultCause | null;
+  /** Called when the session stopped itself (journal failures, an actor crash). */
+  onFault?: (cause: FaultCause) => void;
   /** Called after every commit (the host uses it to track activity); not a subscriber. */
   onCommit?: () => void;
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -45,60 +55,67 @@ export class Session implements SessionHandle {
   private pumpScheduled = false;
   private failures = 0;
   private stopped = false;
+  /** The cutoff the actor is waiting on: taken when it entered draining/boundary. */
+  private cutoff = { epoch: 0, seq: 0 };
 
-  constructor(options: SessionOptions) {
+  constructor(private readonly options: SessionOptions) {
     const { journal, state } = options;
     this.id = state.session_id;
     const transcript = new Transcript(state.transcript_length, () =>
       journal.loadTranscript(this.id).map((t) => JSON.parse(t) as ContextItem),
     );
-    // The inbox's capacity also counts admitted messages waiting for their turn.
-    this.inbox = new Inbox(options.inboxCapacity, state.last_ingress_seq, () => this.actor?.getSnapshot().context.state.queue.length ?? 0);
-    this.recorder = new Recorder(journal, state, options.headSequence, transcript, options.groupCommitMs, {
-      committed: (batch) => {
-        this.failures = 0;
-        options.onCommit?.();
-        for (const l of this.listeners) {
-          try {
-            l(batch);
-          } catch (err) {
-            options.log?.error({ err, session_id: this.id }, 'batch subscriber failed');
-          }
-        }
-      },
-      failed: (error, committed) => {
-        this.failures++;
-        const fatal = this.failures >= MAX_CONSECUTIVE_FAILURES;
-        options.log?.error({ err: error, session_id: this.id, fatal }, 'journal commit failed; rolling back');
-        this.actor.send({ type: 'journal.failed', committed, message: error.message, fatal });
-        if (fatal) {
-          this.stopped = true;
-          for (const item of this.inbox.stop()) item.onRejected?.('the session stopped after journal failures');
-          options.onFault?.(error);
-          const reason = `session ${this.id} stopped after journal failures (${error.message}); attach again to resume from its last checkpoint`;
-          for (const l of [...this.stopListeners]) l(reason);
-        }
-      },
-    }, () => this.inbox.lastAssigned);
-    const deps: SessionDeps = {
-      ...options.deps,
-      recorder: this.recorder,
+    this.inbox = new Inbox(options.inboxCapacity, state.last_ingress_seq);
+    this.recorder = new Recorder({
+      journal,
+      state,
+      head: options.headSequence,
       transcript,
-      inbox: this.inbox,
-      isAdmitted: (id) => journal.isAdmitted(this.id, id),
-    };
-    this.actor = createActor(sessionMachine, { input: { state, deps, headSequence: () => this.recorder.headSequence } });
+      groupCommitMs: options.groupCommitMs,
+      lastIngress: () => this.inbox.lastAssigned,
+      ...(options.created && { createdAt: options.created.at }),
+      hooks: {
+        committed: (batch) => {
+          this.failures = 0;
+          options.onCommit?.();
+          for (const l of this.listeners) {
+            try {
+              l(batch);
+            } catch (err) {
+              options.log?.error({ err, session_id: this.id }, 'batch subscriber failed');
+            }
+          }
+        },
+        failed: (error, committed) => this.commitFailed(error, committed),
+      },
+    });
+    const ports: SessionPorts = { context: () => transcript.all(), commitStart: () => this.recorder.flush() };
+    this.actor = createActor(sessionMachine, { input: { state, deps: options.deps, ports, fault: options.fault ?? null } });
+    this.actor.on('change', ({ change }) => this.recorder.record(change));
+    this.actor.on('rollback', () => this.recorder.discardPending());
+    this.actor.on('already_accepted', ({ item }) => {
+      const cb = item.onAdmitted;
+      if (cb) queueMicrotask(() => cb('already_accepted'));
+    });
+    this.actor.on('refused', ({ item, code, message }) => {
+      const cb = item.onRejected;
+      if (cb) queueMicrotask(() => cb(message, code));
+    });
     this.actor.subscribe({
       next: (snapshot) => {
-        if (snapshot.context.cutoff !== null || this.inbox.size > 0) this.schedulePump();
+        const { atCutoff, cutoffEpoch } = snapshot.context;
+        // The cutoff is the last ingress sequence assigned when the actor got there.
+        if (atCutoff && cutoffEpoch !== this.cutoff.epoch) this.cutoff = { epoch: cutoffEpoch, seq: this.inbox.lastAssigned };
+        if (atCutoff || this.inbox.size > 0) this.schedulePump();
       },
-      error: (err) => options.log?.error({ err, session_id: this.id }, 'session actor crashed'),
+      error: (err) => this.crashed(err),
     });
   }
 
   /** Start the actor (hydration and, for unfinished work, recovery happen here). */
   start(): this {
+    if (this.options.created) this.recorder.record(this.options.created.change);
     this.actor.start();
+    if (this.stopped) return this;
     this.recorder.flush();
     this.schedulePump();
     return this;
@@ -107,25 +124,23 @@ export class Session implements SessionHandle {
   submit(
     submission: Submission,
     onAdmitted?: (outcome: AdmissionOutcome) => void,
-    onRejected?: (message: string) => void,
+    onRejected?: (message: string, code?: 'busy' | 'internal') => void,
   ): EnqueueResult {
+    if (!this.stopped && queueIsFull(this.state, this.options.deps.config, { submission, ingress_seq: 0 })) {
+      return { ok: false, code: 'busy', message: queueFullMessage(this.options.deps.config) };
+    }
     const result = this.inbox.enqueue({ submission, onAdmitted, onRejected });
     if (result.ok) this.schedulePump();
     return result;
   }
 
   descriptor(): SessionDescriptor {
-    return toDescriptor(this.actor.getSnapshot().context.state, this.recorder.headSequence);
+    return toDescriptor(this.state, this.recorder.headSequence);
   }
 
   /** The session's current state (read-only view, for the host and tests). */
   get state(): SessionState {
     return this.actor.getSnapshot().context.state;
-  }
-
-  /** The actor's state value, e.g. "idle" or {turn: "running_tool"}. */
-  get phase(): unknown {
-    return this.actor.getSnapshot().value;
   }
 
   subscribe(listener: (batch: CommittedBatch) => void): () => void {
@@ -152,10 +167,6 @@ export class Session implements SessionHandle {
     return s.turn === null && s.queue.length === 0 && this.inbox.size === 0 && !this.recorder.hasPending;
   }
 
-  get isStopped(): boolean {
-    return this.stopped;
-  }
-
   /**
    * Stop without ending anything in the journal: commit what is pending, cancel the
    * turn's children (a running tool's process group is killed). An open turn stays open
@@ -171,6 +182,45 @@ export class Session implements SessionHandle {
     this.actor.stop();
   }
 
+  private commitFailed(error: Error, committed: SessionState): void {
+    this.failures++;
+    const fatal = this.failures >= MAX_CONSECUTIVE_FAILURES;
+    this.options.log?.error({ err: error, session_id: this.id, fatal }, 'journal commit failed; rolling back');
+    this.send({ type: 'journal.failed', committed, message: error.message, fatal });
+    if (fatal && !this.stopped) {
+      const reason = `session ${this.id} paused: the journal cannot commit (${error.message}); attach again to resume its turn from the last checkpoint`;
+      this.halt({ code: 'journal_write_failed', message: `the journal could not commit: ${error.message}` }, reason);
+    }
+  }
+
+  /** The actor threw: stop the session; the host ends its open turn `internal` from the last checkpoint. */
+  private crashed(err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.options.log?.error({ err, session_id: this.id }, 'session actor crashed');
+    if (this.stopped) return;
+    this.recorder.discardPending('the session stopped after an internal error');
+    const reason = `session ${this.id} stopped after an internal error (${message}); attach again to continue from its last checkpoint`;
+    this.halt({ code: 'internal', message: `the session failed with an internal error: ${message}` }, reason);
+    try {
+      this.actor.stop();
+    } catch {
+      /* already stopped by the error */
+    }
+  }
+
+  /** The session stops itself: refuse everything from now on and tell whoever listens. */
+  private halt(cause: FaultCause, reason: string): void {
+    this.stopped = true;
+    for (const item of this.inbox.stop()) item.onRejected?.(reason);
+    this.recorder.dispose();
+    for (const l of [...this.stopListeners]) l(reason);
+    this.options.onFault?.(cause);
+  }
+
+  private send(event: SessionEvent): void {
+    this.actor.send(event);
+  }
+
   private schedulePump(): void {
     if (this.pumpScheduled) return;
     this.pumpScheduled = true;
@@ -178,6 +228,16 @@ export class Session implements SessionHandle {
       this.pumpScheduled = false;
       this.pump();
     });
+  }
+
+  /** What the actor needs to know about this submission, looked up here (not in a guard). */
+  private facts(item: InboxItem): SubmissionFacts {
+    const { id, op } = item.submission;
+    return {
+      alreadyAdmitted: op.type === 'message' && this.options.journal.isAdmitted(this.id, id),
+      headSequence: this.recorder.headSequence,
+      other: op.type === 'resume_session' ? this.options.lookupSession(op.session_id) : null,
+    };
   }
 
   /** Feed submissions to the actor, one at a time, committing after each. */
@@ -191,17 +251,17 @@ export class Session implements SessionHandle {
       do {
         this.pumpAgain = false;
         while (!this.stopped) {
-          const cutoff = this.actor.getSnapshot().context.cutoff;
+          const { atCutoff } = this.actor.getSnapshot().context;
           const item = this.inbox.peek();
-          if (cutoff !== null && (!item || item.ingress_seq > cutoff)) {
-            this.actor.send({ type: 'cutoff.reached' });
+          if (atCutoff && (!item || item.ingress_seq > this.cutoff.seq)) {
+            this.send({ type: 'cutoff.reached' });
             this.recorder.flush();
             continue;
           }
           if (!item) break;
           this.inbox.shift();
-          this.actor.send({ type: 'submission', item });
-          this.recorder.flush();
+          this.send({ type: 'submission', item, facts: this.facts(item) });
+          if (!this.stopped) this.recorder.flush();
         }
       } while (this.pumpAgain && !this.stopped);
     } finally {

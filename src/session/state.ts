@@ -23,6 +23,8 @@ export interface CallState {
   /** Set when the approval for this call was granted. */
   approved: boolean;
   started_at: number | null;
+  /** Set when the call's arguments were refused (too large or too deep): why. */
+  refused?: string;
 }
 
 export interface ActiveTurn {
@@ -146,6 +148,7 @@ export function toDescriptor(state: SessionState, headSequence: number): Session
     head_sequence: headSequence,
     active_turn_id: state.turn?.turn_id ?? null,
     pending_approval: state.turn?.approval ?? null,
+    queued_turns: state.queue.length,
   };
 }
 
@@ -156,20 +159,4 @@ export function parseCheckpoint(text: string): SessionState {
     throw new Error(`unsupported checkpoint (version ${(state as { version?: unknown })?.version})`);
   }
   return state;
-}
-
-/** Stable key of a tool call for approve_for_session and doom-loop detection. */
-export function callKey(call: Pick<ToolCallRequest, 'tool' | 'arguments'>): string {
-  return `${call.tool}\u0000${stableStringify(call.arguments)}`;
-}
-
-function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value as object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }

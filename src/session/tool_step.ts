@@ -5,7 +5,8 @@
 import { fromCallback } from 'xstate';
 import type { ToolCallRequest } from '../model/types.js';
 import type { Tool, ToolResult } from '../tools/types.js';
-import type { SessionDeps } from './deps.js';
+import { Coalescer } from './coalescer.js';
+import type { CallState } from './state.js';
 import type { Tx } from './tx.js';
 
 export interface ToolRunInput {
@@ -24,15 +25,12 @@ export type ToolEvent =
 export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   let finished = false;
-  let buffered: Array<{ stream: 'stdout' | 'stderr'; chunk: string }> = [];
-  let scheduled = false;
-  const flushOutput = () => {
-    scheduled = false;
-    if (buffered.length === 0 || controller.signal.aborted) return;
-    const chunks = buffered;
-    buffered = [];
-    sendBack({ type: 'tool.output', chunks });
-  };
+  const output = new Coalescer<{ stream: 'stdout' | 'stderr'; chunk: string }>(
+    (chunks) => sendBack({ type: 'tool.output', chunks }),
+    setImmediate,
+    controller.signal,
+  );
+  const flushOutput = () => output.flush();
   const run = async (): Promise<ToolResult> => {
     if (!input.tool) return { status: 'error', output: `unknown tool "${input.call.tool}"` };
     if (!input.commitStart()) return { status: 'error', output: 'not run: the journal could not record the start' };
@@ -40,11 +38,7 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
       cwd: input.cwd,
       signal: controller.signal,
       onOutput(stream, chunk) {
-        buffered.push({ stream, chunk });
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flushOutput);
-        }
+        output.push({ stream, chunk });
       },
     });
   };
@@ -73,16 +67,15 @@ export function markCallStarted(tx: Tx): void {
   if (current) tx.setTurn({ calls: [{ ...current, started: true, started_at: tx.now }, ...rest] });
 }
 
-/** Record the current call's result and move on to the next call. */
-export function finishCall(
-  tx: Tx,
-  deps: SessionDeps,
-  result: { status: 'ok' | 'error' | 'denied' | 'interrupted'; output: string; exit_code?: number },
-): void {
-  const turn = tx.turn;
-  const [current, ...rest] = turn.calls;
-  if (!current) return;
-  const failed = result.status !== 'ok';
+/** What a tool call ended with. */
+export interface CallResult {
+  status: 'ok' | 'error' | 'denied' | 'interrupted';
+  output: string;
+  exit_code?: number;
+}
+
+/** End one call: its `tool_call_end` event and its result in the model context. */
+export function endCall(tx: Tx, current: CallState, result: CallResult): void {
   tx.emit({
     type: 'tool_call_end',
     call_id: current.call.call_id,
@@ -91,16 +84,24 @@ export function finishCall(
     exit_code: result.exit_code ?? null,
     duration_ms: current.started_at ? Math.max(0, tx.now - current.started_at) : 0,
   });
-  deps.transcript.append({
+  tx.append({
     role: 'tool',
     call_id: current.call.call_id,
     tool: current.call.tool,
     output: result.output,
     ...(result.exit_code !== undefined && { exit_code: result.exit_code }),
   });
+}
+
+/** Record the current call's result and move on to the next call. */
+export function finishCall(tx: Tx, result: CallResult): void {
+  const turn = tx.turn;
+  const [current, ...rest] = turn.calls;
+  if (!current) return;
+  endCall(tx, current, result);
   tx.setTurn({
     calls: rest,
     tool_calls: turn.tool_calls + 1,
-    failed_tool_calls: turn.failed_tool_calls + (failed ? 1 : 0),
+    failed_tool_calls: turn.failed_tool_calls + (result.status !== 'ok' ? 1 : 0),
   });
 }

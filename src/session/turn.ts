@@ -5,7 +5,9 @@
 import type { TokenUsage } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
-import { addUsage, callKey, newTurn, type CallState } from './state.js';
+import { addUsage, newTurn, type CallState } from './state.js';
+import { callKey, toolArgumentsProblem } from './tool_args.js';
+import { endCall } from './tool_step.js';
 import type { Tx } from './tx.js';
 
 /** What one finished model call produced. */
@@ -21,7 +23,7 @@ export const INTERRUPTED_NOTE = 'The user interrupted the previous turn; its unf
 /** Open a new turn for a user message (already in the transcript by the caller). */
 export function startTurn(tx: Tx, deps: SessionDeps, submissionId: string | null, text: string): void {
   const turn = newTurn(deps.newId('turn'), submissionId, tx.now);
-  deps.transcript.append({ role: 'user', text });
+  tx.append({ role: 'user', text });
   tx.set({ turn });
   tx.emit({ type: 'turn_started', turn_id: turn.turn_id }, { submission_id: submissionId });
 }
@@ -35,10 +37,10 @@ export function startQueuedTurn(tx: Tx, deps: SessionDeps): void {
 }
 
 /** Give steer messages admitted so far to the next model call. */
-export function drainSteer(tx: Tx, deps: SessionDeps): void {
+export function drainSteer(tx: Tx): void {
   const turn = tx.state.turn;
   if (!turn || turn.steer.length === 0) return;
-  for (const text of turn.steer) deps.transcript.append({ role: 'user', text });
+  for (const text of turn.steer) tx.append({ role: 'user', text });
   tx.setTurn({ steer: [] });
 }
 
@@ -63,17 +65,25 @@ export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepF
     tx.set({ usage_total: total });
     tx.emit({ type: 'token_usage', usage: step.usage, total });
   }
-  deps.transcript.append({
+  // Arguments past the bounds never reach approval, a tool, an event or the transcript:
+  // the call gets an error result saying why.
+  const calls: CallState[] = step.calls.map((call) => {
+    const refused = toolArgumentsProblem(call.arguments);
+    return refused
+      ? { call: { ...call, arguments: {} }, started: false, approved: false, started_at: null, refused }
+      : { call, started: false, approved: false, started_at: null };
+  });
+  const requested = calls.map((c) => c.call);
+  tx.append({
     role: 'assistant',
     text: step.text,
-    ...(step.calls.length > 0 && { tool_calls: step.calls }),
+    ...(requested.length > 0 && { tool_calls: requested }),
   });
   let recent = turn.recent_calls;
-  for (const call of step.calls) {
+  for (const call of requested) {
     const key = callKey(call);
     recent = recent[recent.length - 1] === key ? [...recent, key] : [key];
   }
-  const calls: CallState[] = step.calls.map((call) => ({ call, started: false, approved: false, started_at: null }));
   tx.setTurn({
     model_calls: turn.model_calls + 1,
     usage,
@@ -82,7 +92,7 @@ export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepF
     recent_calls: recent,
     output_recoveries: step.finish === 'length' && step.calls.length === 0 ? turn.output_recoveries : 0,
   });
-  for (const call of step.calls) {
+  for (const call of requested) {
     tx.emit({ type: 'tool_call_begin', call_id: call.call_id, tool: call.tool, arguments: call.arguments });
   }
   const threshold = deps.config.limits.doom_loop_threshold;
@@ -93,20 +103,10 @@ export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepF
 }
 
 /** Give every unfinished tool call a synthetic result (events for those begun, transcript for all). */
-export function closeOpenCalls(tx: Tx, deps: SessionDeps, status: 'interrupted' | 'error', output: string): void {
+export function closeOpenCalls(tx: Tx, status: 'interrupted' | 'error', output: string): void {
   const turn = tx.state.turn;
   if (!turn) return;
-  for (const c of turn.calls) {
-    tx.emit({
-      type: 'tool_call_end',
-      call_id: c.call.call_id,
-      status,
-      output,
-      exit_code: null,
-      duration_ms: c.started_at ? Math.max(0, tx.now - c.started_at) : 0,
-    });
-    deps.transcript.append({ role: 'tool', call_id: c.call.call_id, tool: c.call.tool, output });
-  }
+  for (const c of turn.calls) endCall(tx, c, { status, output });
   if (turn.approval) {
     tx.emit({ type: 'approval_resolved', approval_id: turn.approval.approval_id, decision: 'abort' });
   }
@@ -131,23 +131,23 @@ export function completeTurn(tx: Tx): void {
 }
 
 /** End the turn as interrupted: cancel tool calls and approval, tell the model. */
-export function interruptTurn(tx: Tx, deps: SessionDeps, reason: string, partialText: string, tags = {}): void {
+export function interruptTurn(tx: Tx, reason: string, partialText: string, tags = {}): void {
   const turn = tx.state.turn;
   if (!turn) return;
-  if (partialText) deps.transcript.append({ role: 'assistant', text: partialText });
-  closeOpenCalls(tx, deps, 'interrupted', `interrupted: ${reason}`);
-  deps.transcript.append({ role: 'system', text: INTERRUPTED_NOTE });
+  if (partialText) tx.append({ role: 'assistant', text: partialText });
+  closeOpenCalls(tx, 'interrupted', `interrupted: ${reason}`);
+  tx.append({ role: 'system', text: INTERRUPTED_NOTE });
   tx.emit({ type: 'turn_interrupted', reason }, { submission_id: turn.submission_id, ...tags });
   tx.set({ turn: null });
 }
 
 /** End the turn as failed with a typed error. */
-export function failTurn(tx: Tx, deps: SessionDeps, code: string, message: string, partialText = ''): void {
+export function failTurn(tx: Tx, code: string, message: string, partialText = ''): void {
   const turn = tx.state.turn;
   if (!turn) return;
-  if (partialText) deps.transcript.append({ role: 'assistant', text: partialText });
-  closeOpenCalls(tx, deps, 'error', `not run: the turn failed (${code})`);
-  deps.transcript.append({ role: 'system', text: `The previous turn failed: ${code}: ${message}` });
+  if (partialText) tx.append({ role: 'assistant', text: partialText });
+  closeOpenCalls(tx, 'error', `not run: the turn failed (${code})`);
+  tx.append({ role: 'system', text: `The previous turn failed: ${code}: ${message}` });
   tx.emit({ type: 'turn_failed', error: { code, message } }, { submission_id: turn.submission_id });
   tx.set({ turn: null });
 }

@@ -1,16 +1,25 @@
 /**
  * Tx: one state change of a session in progress — the new SessionState and the events it
- * emits. Actions build a Tx and hand it to the Recorder, which journals events and state
- * together.
+ * emits, and the transcript items it appends. Actions build a Tx; its Change goes to the
+ * Recorder, which journals events, items and state together.
  */
 import type { EventMsg } from '../../protocol/index.js';
+import type { ContextItem } from '../model/types.js';
+import { eventEntry, MAX_EVENT_BYTES } from './event_fit.js';
 import type { PendingAdmission } from './recorder.js';
 import type { SessionState } from './state.js';
 
-/** Serialize one event envelope (the journal's and the wire's form of an event). */
-export function eventEntry(msg: EventMsg, submissionId: string | null, turnId: string | null, ts: number): string {
-  return JSON.stringify({ submission_id: submissionId, turn_id: turnId, ts, msg });
+/** What one change produced: the events, the state after them, transcript items, an admission. */
+export interface Change {
+  entries: string[];
+  state: SessionState;
+  items: ContextItem[];
+  admission: PendingAdmission | undefined;
 }
+
+/** A delta this long takes the generic path (which cuts what does not fit a frame). */
+const FAST_DELTA_MAX_CHARS = Math.floor(MAX_EVENT_BYTES / 8);
+
 
 export interface EventTags {
   submission_id?: string | null;
@@ -23,8 +32,26 @@ export class Tx {
   readonly now = Date.now();
   /** A message admitted by this change: acknowledged once its batch commits. */
   admission: PendingAdmission | undefined;
+  /** Transcript items (model context) this change appends, in order. */
+  readonly items: ContextItem[] = [];
 
   constructor(public state: SessionState) {}
+
+  /** Append an item to the model context (applied with the change). */
+  append(item: ContextItem): this {
+    this.items.push(item);
+    return this;
+  }
+
+  /** Did this change do anything? */
+  get changed(): boolean {
+    return this.entries.length > 0 || this.items.length > 0 || this.admission !== undefined;
+  }
+
+  /** The change as plain data, for the Recorder. */
+  toChange(): Change {
+    return { entries: this.entries, state: this.state, items: this.items, admission: this.admission };
+  }
 
   /**
    * Emit one event. `turn_id` defaults to the active turn's id and `submission_id` to the
@@ -49,14 +76,20 @@ export class Tx {
    */
   emitMessageDeltas(deltas: readonly string[]): this {
     const head = this.deltaHead('agent_message_delta');
-    for (const delta of deltas) this.entries.push(`${head}"delta":${JSON.stringify(delta)}}}`);
+    for (const delta of deltas) {
+      if (delta.length > FAST_DELTA_MAX_CHARS) this.emit({ type: 'agent_message_delta', delta });
+      else this.entries.push(`${head}"delta":${JSON.stringify(delta)}}}`);
+    }
     return this;
   }
 
   /** Command output chunks of one tool call (see emitMessageDeltas). */
   emitOutputDeltas(callId: string, chunks: ReadonlyArray<{ stream: 'stdout' | 'stderr'; chunk: string }>): this {
     const head = `${this.deltaHead('exec_output_delta')}"call_id":${JSON.stringify(callId)},`;
-    for (const c of chunks) this.entries.push(`${head}"stream":"${c.stream}","chunk":${JSON.stringify(c.chunk)}}}`);
+    for (const c of chunks) {
+      if (c.chunk.length > FAST_DELTA_MAX_CHARS) this.emit({ type: 'exec_output_delta', call_id: callId, stream: c.stream, chunk: c.chunk });
+      else this.entries.push(`${head}"stream":"${c.stream}","chunk":${JSON.stringify(c.chunk)}}}`);
+    }
     return this;
   }
 
