@@ -123,3 +123,16 @@ test('token counters saturate instead of overflowing', () => {
   const big = { input_tokens: Number.MAX_SAFE_INTEGER - 1, output_tokens: 5 };
   expect(addUsage(big, { input_tokens: 10, output_tokens: 1 })).toEqual({ input_tokens: Number.MAX_SAFE_INTEGER, output_tokens: 6 });
 });
+
+test('the idle timeout does not run during a retry back-off: a Retry-After longer than it does not fail the call', async () => {
+  const { s, w } = start({ model_idle_timeout_ms: 400 });
+  fake.enqueue(
+    status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }),
+    sse([chunk.role(), chunk.text('after the wait'), chunk.finish('stop'), chunk.usage(10, 2)]),
+  );
+  s.submit(msg('hello'));
+  const done = await w.next('turn_complete', 1, 10_000);
+  expect(done.last_message).toBe('after the wait');
+  expect(w.count('turn_failed')).toBe(0);
+  expect(fake.requests).toHaveLength(2);
+});

@@ -93,7 +93,7 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient 
           if (canRetry && attempt < maxRetries) {
             const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
             const wait = failure.retryAfterMs ?? Math.random() * ceiling;
-            yield { type: 'retry_wait', ms: wait };
+            request.onBackoff?.(wait);
             await sleep(wait, signal);
             continue;
           }

@@ -45,6 +45,8 @@ export interface ModelRequest {
   tools: ToolSpec[];
   /** Aborted when the turn is interrupted, times out or the session stops. */
   signal: AbortSignal;
+  /** Told before the provider waits `ms` to retry (the caller's idle timeout pauses meanwhile). */
+  onBackoff?: (ms: number) => void;
 }
 
 /** A piece of a streamed model reply. */
@@ -53,9 +55,7 @@ export type ModelChunk =
   /** A complete tool call (providers assemble streamed fragments before yielding it). */
   | { type: 'tool_call'; call: ToolCallRequest }
   | { type: 'usage'; input_tokens: number; output_tokens: number }
-  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' }
-  /** Nothing yet: the provider waits `ms` before retrying (the idle timeout does not run meanwhile). */
-  | { type: 'retry_wait'; ms: number };
+  | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' };
 
 /** Failure of a model call, as a typed value the turn can report. */
 export class ModelError extends Error {

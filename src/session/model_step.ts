@@ -57,14 +57,18 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     const calls: ToolCallRequest[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
-    for await (const chunk of input.client.stream({ ...input.request(), signal: controller.signal })) {
+    const request = {
+      ...input.request(),
+      signal: controller.signal,
+      // The provider backs off before a retry: the idle window starts after the wait.
+      onBackoff: (ms: number) => {
+        lastChunkAt = Date.now() + ms;
+      },
+    };
+    for await (const chunk of input.client.stream(request)) {
       if (controller.signal.aborted) break;
       lastChunkAt = Date.now();
       switch (chunk.type) {
-        case 'retry_wait':
-          // The provider backs off before retrying: the idle window starts after the wait.
-          lastChunkAt = Date.now() + chunk.ms;
-          break;
         case 'text_delta':
           if (chunk.delta) deltas.push(chunk.delta);
           break;
