@@ -103,10 +103,10 @@ export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepF
 }
 
 /** Give every unfinished tool call a synthetic result (events for those begun, transcript for all). */
-export function closeOpenCalls(tx: Tx, status: 'interrupted' | 'error', output: string): void {
+export function closeOpenCalls(tx: Tx, status: 'interrupted' | 'error', output: string | ((call: CallState) => string)): void {
   const turn = tx.state.turn;
   if (!turn) return;
-  for (const c of turn.calls) endCall(tx, c, { status, output });
+  for (const c of turn.calls) endCall(tx, c, { status, output: typeof output === 'string' ? output : output(c) });
   if (turn.approval) {
     tx.emit({ type: 'approval_resolved', approval_id: turn.approval.approval_id, decision: 'abort' });
   }
@@ -146,7 +146,10 @@ export function failTurn(tx: Tx, code: string, message: string, partialText = ''
   const turn = tx.state.turn;
   if (!turn) return;
   if (partialText) tx.append({ role: 'assistant', text: partialText });
-  closeOpenCalls(tx, 'error', `not run: the turn failed (${code})`);
+  // A call that had started did run: its outcome is unknown, not "not run".
+  closeOpenCalls(tx, 'error', (c) =>
+    c.started ? `the turn failed (${code}: ${message}) while this tool call was running; its outcome is unknown` : `not run: the turn failed (${code})`,
+  );
   tx.append({ role: 'system', text: `The previous turn failed: ${code}: ${message}` });
   tx.emit({ type: 'turn_failed', error: { code, message } }, { submission_id: turn.submission_id });
   tx.set({ turn: null });
