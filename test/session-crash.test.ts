@@ -4,18 +4,11 @@
  * approved or run, never walked recursively. Real SessionHost, real SQLite file, a real
  * ModelClient implementation plugged into the model seam.
  */
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { ModelChunk, ModelClient, ModelRequest } from '../src/model/types.js';
-import { cleanup, msg, op, openHost, terminalCount, Watcher, type Harness } from './helpers/session.js';
+import { msg, op, openTestHost, terminalCount, Watcher, type Harness } from './helpers/session.js';
 
 let h: Harness | undefined;
-afterEach(async () => {
-  if (h) {
-    await h.close().catch(() => {});
-    cleanup(h.dir);
-    h = undefined;
-  }
-});
 
 /** A model that asks for one tool call with `args` first, then answers with text. */
 function toolThenText(args: () => Record<string, unknown>): ModelClient & { calls: ModelRequest[] } {
@@ -44,7 +37,7 @@ function deep(levels: number): Record<string, unknown> {
 
 test('tool arguments nested 5000 levels deep: an error result to the model, no approval request, the turn goes on', async () => {
   const model = toolThenText(() => ({ command: 'echo hi', nested: deep(5000) }));
-  h = openHost({ approval_policy: 'ask' }, { modelClient: () => model });
+  h = openTestHost({ approval_policy: 'ask' }, { modelClient: () => model });
   const id = h.host.create({ cwd: h.dir }).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);
@@ -65,7 +58,7 @@ test('tool arguments nested 5000 levels deep: an error result to the model, no a
 
 test('tool arguments over 1 MiB are refused the same way', async () => {
   const model = toolThenText(() => ({ command: 'x'.repeat(1024 * 1024 + 10) }));
-  h = openHost({ approval_policy: 'auto' }, { modelClient: () => model });
+  h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
   const s = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
   const w = new Watcher(s);
   s.submit(msg('call big'));
@@ -85,7 +78,7 @@ test('an exception inside the actor fails the open turn "internal", stops the se
         }
       : { command: 'echo fine' },
   );
-  h = openHost({ approval_policy: 'auto' }, { modelClient: () => model });
+  h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
   const id = h.host.create({ cwd: h.dir }).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);

@@ -6,20 +6,13 @@
  * that name the journal failure, never "the daemon restarted". Real SessionHost, real
  * SQLite file, real shell commands.
  */
-import { afterEach, expect, test } from 'vitest';
-import { cleanup, msg, openHost, terminalCount, Watcher, type Harness } from './helpers/session.js';
+import { expect, test } from 'vitest';
+import { msg, openTestHost, terminalCount, Watcher, type Harness } from './helpers/session.js';
 
 let h: Harness | undefined;
-afterEach(async () => {
-  if (h) {
-    await h.close().catch(() => {});
-    cleanup(h.dir);
-    h = undefined;
-  }
-});
 
 async function startWithTool(command: string) {
-  h = openHost({ approval_policy: 'auto' });
+  h = openTestHost({ approval_policy: 'auto' });
   const id = h.host.create({ cwd: h.dir }).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);

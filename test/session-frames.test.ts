@@ -3,20 +3,13 @@
  * consecutive sequences, and an event whose text cannot fit is cut and marked
  * `truncated: true`. Real SessionHost, real SQLite file, a real ModelClient in the seam.
  */
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { LIMITS } from '../protocol/limits.js';
 import { EventSchema } from '../protocol/events.js';
 import type { ModelChunk, ModelClient } from '../src/model/types.js';
-import { cleanup, msg, openHost, Watcher, type Harness } from './helpers/session.js';
+import { msg, openTestHost, Watcher, type Harness } from './helpers/session.js';
 
 let h: Harness | undefined;
-afterEach(async () => {
-  if (h) {
-    await h.close().catch(() => {});
-    cleanup(h.dir);
-    h = undefined;
-  }
-});
 
 /** Replies with `size` characters in deltas of `delta` characters. */
 function bigReply(size: number, delta: number, char = 'é'): ModelClient {
@@ -30,7 +23,7 @@ function bigReply(size: number, delta: number, char = 'é'): ModelClient {
 
 test('a 5 MiB reply: every batch frame stays within 4 MiB, the full agent_message is cut and marked truncated', async () => {
   // 2.6 M two-byte characters: 5.2 MB of UTF-8, in large deltas.
-  h = openHost({ approval_policy: 'auto' }, { modelClient: () => bigReply(2_600_000, 400_000) });
+  h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => bigReply(2_600_000, 400_000) });
   const id = h.host.create({ cwd: h.dir }).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);

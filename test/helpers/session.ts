@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
 import type { Event, EventMsg, Submission } from '../../protocol/index.js';
 import { parseConfig } from '../../src/config/config.js';
 import type { CommittedBatch } from '../../src/session/api.js';
@@ -32,6 +33,16 @@ export function openHost(config: unknown = {}, extra: Partial<SessionHostOptions
       return h.host;
     },
   };
+  return h;
+}
+
+/** openHost for one test: closed and its data dir removed when the test finishes. */
+export function openTestHost(config: unknown = {}, extra: Partial<SessionHostOptions> = {}): Harness {
+  const h = openHost(config, extra);
+  onTestFinished(async () => {
+    await h.close().catch(() => {});
+    cleanup(h.dir);
+  });
   return h;
 }
 
