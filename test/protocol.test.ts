@@ -150,7 +150,7 @@ describe('server frames', () => {
   ];
   const session = {
     session_id: 's1', title: 'T', created_at: 1, updated_at: 2, status: 'awaiting_approval', model, cwd: '/tmp',
-    approval_policy: 'ask', head_sequence: 3, active_turn_id: 't1', pending_approval: approval,
+    approval_policy: 'ask', head_sequence: 3, active_turn_id: 't1', pending_approval: approval, queued_turns: 0,
   } as const;
   const batch = { type: 'batch', session_id: 's1', sequence: 1, committed_at: 10, events: msgs.map((msg) => ({ submission_id: 'sub-1', turn_id: null, ts: 9, msg })) } as const;
   const frames: ServerFrame[] = [

@@ -8,7 +8,8 @@ import { describe, expect, test } from 'vitest';
 import type { Submission } from '../protocol/index.js';
 import { parseConfig } from '../src/config/config.js';
 import type { SessionDeps, SessionPorts } from '../src/session/deps.js';
-import { sessionMachine, type SessionEffect, type SessionEvent, type SubmissionFacts } from '../src/session/machine.js';
+import type { SessionEffect, SessionEvent, SubmissionFacts } from '../src/session/chart_types.js';
+import { sessionMachine } from '../src/session/machine.js';
 import { newSessionState } from '../src/session/state.js';
 import type { Tool } from '../src/tools/types.js';
 

@@ -34,24 +34,22 @@ export function requestApproval(tx: Tx, deps: SessionDeps): void {
 }
 
 /**
- * Apply a decision to the pending approval. Returns what the turn does next: run the
- * call, skip it (denied), or end the turn (abort).
+ * Apply a decision to the pending approval: resolve it and, when approved, mark the call
+ * approved (the chart's transition decides what happens next).
  */
 export function resolveApproval(
   tx: Tx,
   decision: ApprovalDecision,
   submissionId: string,
-): 'run' | 'denied' | 'abort' {
+): void {
   const turn = tx.turn;
   const approval = turn.approval!;
   tx.emit({ type: 'approval_resolved', approval_id: approval.approval_id, decision }, { submission_id: submissionId });
   const [current, ...rest] = turn.calls;
   tx.setTurn({ approval: null });
-  if (decision === 'abort') return 'abort';
-  if (decision === 'deny') return 'denied';
-  if (decision === 'approve_for_session' && current) {
+  if (decision === 'abort' || decision === 'deny' || !current) return;
+  if (decision === 'approve_for_session') {
     tx.set({ approved_for_session: [...tx.state.approved_for_session, callKey(current.call)] });
   }
-  if (current) tx.setTurn({ calls: [{ ...current, approved: true }, ...rest] });
-  return 'run';
+  tx.setTurn({ calls: [{ ...current, approved: true }, ...rest] });
 }

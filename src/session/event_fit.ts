@@ -8,7 +8,7 @@ import type { EventMsg } from '../../protocol/index.js';
 import { LIMITS } from '../../protocol/limits.js';
 
 /** Room kept in a frame for the batch header around the events array. */
-export const FRAME_HEADER_RESERVE = 1024;
+const FRAME_HEADER_RESERVE = 1024;
 /** The most UTF-8 bytes one batch's events array may take. */
 export const MAX_BATCH_EVENTS_BYTES = LIMITS.frameMaxBytes - FRAME_HEADER_RESERVE;
 /** The most UTF-8 bytes one event envelope may take (it must fit a batch alone). */
@@ -49,7 +49,7 @@ function truncatedEntry(msg: EventMsg, submissionId: string | null, turnId: stri
 }
 
 /** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes (never half a character). */
-export function cutUtf8(text: string, maxBytes: number): string {
+function cutUtf8(text: string, maxBytes: number): string {
   if (maxBytes <= 0) return '';
   if (text.length * 3 <= maxBytes) return text;
   const cut = Buffer.from(text, 'utf8').subarray(0, maxBytes).toString('utf8');

@@ -19,7 +19,7 @@ import type { Tool } from '../tools/types.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
 import { eventEntry } from './event_fit.js';
-import type { FaultCause } from './machine.js';
+import type { FaultCause } from './chart_types.js';
 import { recordUnrecoverable } from './recorder.js';
 import { Session } from './session.js';
 import { newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';

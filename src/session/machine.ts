@@ -18,13 +18,11 @@
 import { and, assign, enqueueActions, setup } from 'xstate';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
 import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
-import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
-import type { InboxItem } from './inbox.js';
+import type { SessionContext, SessionEffect, SessionEvent, SessionInput } from './chart_types.js';
 import { journalFailureNote, LENGTH_CONTINUATION_NOTE, modelStepInput, RESTART_NOTE } from './model_request.js';
-import { modelStep, type ModelEvent } from './model_step.js';
+import { modelStep } from './model_step.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
-import type { SessionState } from './state.js';
-import { finishCall, toolRun, type ToolEvent, type ToolRunInput } from './tool_step.js';
+import { finishCall, toolRun, type ToolRunInput } from './tool_step.js';
 import {
   completeTurn,
   drainSteer,
@@ -32,66 +30,8 @@ import {
   failTurn,
   interruptTurn,
   startQueuedTurn,
-  type StepFailure,
 } from './turn.js';
-import { Tx, type Change } from './tx.js';
-
-/** Why the session's last actor ended with its turn open (a crash, a journal failure). */
-export interface FaultCause {
-  code: 'internal' | 'journal_write_failed';
-  message: string;
-}
-
-export interface SessionContext {
-  state: SessionState;
-  deps: SessionDeps;
-  ports: SessionPorts;
-  /** True while draining between turns or at a step boundary (the pump holds the cutoff). */
-  atCutoff: boolean;
-  /** Incremented each time a cutoff is taken, so the pump reads a fresh one. */
-  cutoffEpoch: number;
-  /** Text streamed by the current model call so far (not durable). */
-  stepText: string;
-  /** A turn limit hit at the end of the last model step. */
-  stepFailure: StepFailure | null;
-  /** How the last model step finished. */
-  stepFinish: 'stop' | 'tool_calls' | 'length' | null;
-  /** Set at hydration when the previous actor of this session faulted with the turn open. */
-  fault: FaultCause | null;
-}
-
-/** What the pump looked up for one submission. */
-export interface SubmissionFacts {
-  /** A `message` whose id this session admitted before (journal lookup). */
-  alreadyAdmitted: boolean;
-  /** The journal's head sequence now. */
-  headSequence: number;
-  /** For `resume_session`: the requested session's summary; null when none or invalid. */
-  other: OtherSession | null;
-}
-
-export type SessionEvent =
-  | { type: 'submission'; item: InboxItem; facts: SubmissionFacts }
-  | { type: 'cutoff.reached' }
-  | ModelEvent
-  | ToolEvent
-  | { type: 'journal.failed'; committed: SessionState; message: string; fatal: boolean }
-  | { type: 'stop' };
-
-/** What the actor asks the Session to do (XState emitted events), in order. */
-export type SessionEffect =
-  | { type: 'change'; change: Change }
-  /** Drop whatever is pending in the Recorder (after a failed commit). */
-  | { type: 'rollback' }
-  | { type: 'already_accepted'; item: InboxItem }
-  | { type: 'refused'; item: InboxItem; code: 'busy'; message: string };
-
-export interface SessionInput {
-  state: SessionState;
-  deps: SessionDeps;
-  ports: SessionPorts;
-  fault?: FaultCause | null;
-}
+import { Tx } from './tx.js';
 
 type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
 

@@ -35,7 +35,7 @@ export function callKey(call: Pick<ToolCallRequest, 'tool' | 'arguments'>): stri
 }
 
 /** JSON with object keys sorted, built with an explicit stack (no recursion). */
-export function stableStringify(root: unknown): string {
+function stableStringify(root: unknown): string {
   const out: string[] = [];
   // Each task is either literal text to write or a value to serialize.
   const tasks: Array<{ text: string } | { value: unknown }> = [{ value: root }];

@@ -61,12 +61,6 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
   };
 });
 
-/** Mark the current call as started (committed before the tool runs). */
-export function markCallStarted(tx: Tx): void {
-  const [current, ...rest] = tx.turn.calls;
-  if (current) tx.setTurn({ calls: [{ ...current, started: true, started_at: tx.now }, ...rest] });
-}
-
 /** What a tool call ended with. */
 export interface CallResult {
   status: 'ok' | 'error' | 'denied' | 'interrupted';

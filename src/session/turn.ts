@@ -18,7 +18,7 @@ export interface StepResult {
   usage: TokenUsage | null;
 }
 
-export const INTERRUPTED_NOTE = 'The user interrupted the previous turn; its unfinished tool calls did not complete.';
+const INTERRUPTED_NOTE = 'The user interrupted the previous turn; its unfinished tool calls did not complete.';
 
 /** Open a new turn for a user message (already in the transcript by the caller). */
 export function startTurn(tx: Tx, deps: SessionDeps, submissionId: string | null, text: string): void {
@@ -103,7 +103,7 @@ export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepF
 }
 
 /** Give every unfinished tool call a synthetic result (events for those begun, transcript for all). */
-export function closeOpenCalls(tx: Tx, status: 'interrupted' | 'error', output: string | ((call: CallState) => string)): void {
+function closeOpenCalls(tx: Tx, status: 'interrupted' | 'error', output: string | ((call: CallState) => string)): void {
   const turn = tx.state.turn;
   if (!turn) return;
   for (const c of turn.calls) endCall(tx, c, { status, output: typeof output === 'string' ? output : output(c) });

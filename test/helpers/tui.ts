@@ -34,6 +34,7 @@ export function descriptor(patch: Partial<SessionDescriptor> = {}): SessionDescr
     head_sequence: 0,
     active_turn_id: null,
     pending_approval: null,
+    queued_turns: 0,
     ...patch,
   };
 }
