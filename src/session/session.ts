@@ -113,13 +113,12 @@ export class Session implements SessionHandle {
   }
 
   /** Start the actor (hydration and, for unfinished work, recovery happen here). */
-  start(): this {
+  start(): void {
     if (this.options.created) this.recorder.record(this.options.created.change);
     this.actor.start();
-    if (this.stopped) return this;
+    if (this.stopped) return;
     this.recorder.flush();
     this.schedulePump();
-    return this;
   }
 
   submit(
