@@ -146,7 +146,7 @@ describe('interrupts', () => {
 });
 
 describe('inbox', () => {
-  test('a full inbox answers busy for exactly the overflow; queued messages hold capacity', async () => {
+  test('a full inbox answers busy for exactly the overflow; capacity frees as submissions are handled', async () => {
     const { s, w } = start({ approval_policy: 'auto', limits: { inbox_capacity: 4 } });
     s.submit(msg('!sleep 300'));
     await w.next('turn_started');
