@@ -40,7 +40,7 @@ export type ExecApprovalOp = z.infer<typeof ExecApprovalOpSchema>;
 export const SetModelOpSchema = z.strictObject({
   type: z.literal('set_model'),
   route: IdentifierSchema,
-  reasoning_effort: z.string().min(1).max(64).optional(),
+  reasoning_effort: z.string().min(1).max(LIMITS.reasoningEffortMaxChars).optional(),
 });
 export type SetModelOp = z.infer<typeof SetModelOpSchema>;
 
