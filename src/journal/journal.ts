@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, existsSync } from 'node:fs';
 import { JournalError } from '../errors.js';
 import { migrate } from './migrations.js';
-import type { Event } from '../../protocol/index.js';
+import { encodeBatchFrame, type Event } from '../../protocol/index.js';
 import type { CommittedBatch } from '../session/api.js';
 
 /** What one commit writes for one session. */
@@ -38,11 +38,6 @@ export interface StoredSession {
 export interface JournalOptions {
   synchronous?: 'NORMAL' | 'FULL';
   readonly?: boolean;
-}
-
-/** Serialize a batch frame once; every client gets these exact bytes. */
-export function batchFrame(sessionId: string, sequence: number, committedAt: number, eventsJson: string): string {
-  return `{"type":"batch","session_id":${JSON.stringify(sessionId)},"sequence":${sequence},"committed_at":${committedAt},"events":${eventsJson}}`;
 }
 
 interface BatchRow {
@@ -256,6 +251,6 @@ function toBatch(sessionId: string, row: BatchRow): CommittedBatch {
     get events(): Event[] {
       return (events ??= JSON.parse(row.events) as Event[]);
     },
-    frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events),
+    frame: encodeBatchFrame(sessionId, row.sequence, row.committed_at, row.events),
   };
 }

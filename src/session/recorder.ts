@@ -4,6 +4,7 @@
  * at once when the actor finished a submission, or within `groupCommitMs` for frequent
  * events such as deltas (group commit). Subscribers see a batch only after it commits.
  */
+import { encodeEventList } from '../../protocol/index.js';
 import type { Journal } from '../journal/journal.js';
 import type { CommittedBatch } from './api.js';
 import { isUnfinished, type SessionState } from './state.js';
@@ -85,7 +86,7 @@ export class Recorder {
     }
     if (this.json.length === 0 && this.latest === this.committedState) return true;
     const count = this.json.length;
-    const eventsJson = `[${this.json.join(',')}]`;
+    const eventsJson = encodeEventList(this.json);
     const admissions = this.admissions;
     this.json = [];
     this.bytes = 0;

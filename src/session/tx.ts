@@ -3,14 +3,16 @@
  * emits. Actions build a Tx and hand it to the Recorder, which journals events and state
  * together.
  */
-import type { EventMsg } from '../../protocol/index.js';
+import {
+  appendMessageDeltas,
+  appendOutputDeltas,
+  encodeEvent,
+  type EventIds,
+  type EventMsg,
+  type ExecOutputDeltaMsg,
+} from '../../protocol/index.js';
 import type { PendingAdmission } from './recorder.js';
 import type { SessionState } from './state.js';
-
-/** Serialize one event envelope (the journal's and the wire's form of an event). */
-export function eventEntry(msg: EventMsg, submissionId: string | null, turnId: string | null, ts: number): string {
-  return JSON.stringify({ submission_id: submissionId, turn_id: turnId, ts, msg });
-}
 
 export interface EventTags {
   submission_id?: string | null;
@@ -33,7 +35,7 @@ export class Tx {
   emit(msg: EventMsg, tags: EventTags = {}): this {
     const turn = tags.turn_id === undefined ? this.state.turn : null;
     this.entries.push(
-      eventEntry(
+      encodeEvent(
         msg,
         tags.submission_id !== undefined ? tags.submission_id : (turn?.submission_id ?? null),
         tags.turn_id !== undefined ? tags.turn_id : (turn?.turn_id ?? null),
@@ -48,21 +50,20 @@ export class Tx {
    * JSON — byte-identical to what `emit` writes, without the intermediate objects.
    */
   emitMessageDeltas(deltas: readonly string[]): this {
-    const head = this.deltaHead('agent_message_delta');
-    for (const delta of deltas) this.entries.push(`${head}"delta":${JSON.stringify(delta)}}}`);
+    appendMessageDeltas(this.entries, this.turnIds(), this.now, deltas);
     return this;
   }
 
   /** Command output chunks of one tool call (see emitMessageDeltas). */
-  emitOutputDeltas(callId: string, chunks: ReadonlyArray<{ stream: 'stdout' | 'stderr'; chunk: string }>): this {
-    const head = `${this.deltaHead('exec_output_delta')}"call_id":${JSON.stringify(callId)},`;
-    for (const c of chunks) this.entries.push(`${head}"stream":"${c.stream}","chunk":${JSON.stringify(c.chunk)}}}`);
+  emitOutputDeltas(callId: string, chunks: ReadonlyArray<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>>): this {
+    appendOutputDeltas(this.entries, this.turnIds(), this.now, callId, chunks);
     return this;
   }
 
-  private deltaHead(type: string): string {
+  /** The ids the active turn's events carry. */
+  private turnIds(): EventIds {
     const turn = this.state.turn;
-    return `{"submission_id":${JSON.stringify(turn?.submission_id ?? null)},"turn_id":${JSON.stringify(turn?.turn_id ?? null)},"ts":${this.now},"msg":{"type":"${type}",`;
+    return { submission_id: turn?.submission_id ?? null, turn_id: turn?.turn_id ?? null };
   }
 
   /** Replace fields of the session state (immutably). */
