@@ -2,7 +2,14 @@
  * The session API the daemon (and tests) program against. Implemented by
  * SessionHost (host.ts) and Session (session.ts).
  */
-import type { CreateSessionConfig, Event, SessionDescriptor, Submission } from '../../protocol/index.js';
+import type {
+  AdmissionOutcome,
+  CreateSessionConfig,
+  EnqueueResult,
+  Event,
+  SessionDescriptor,
+  Submission,
+} from '../../protocol/index.js';
 
 /** One committed journal batch, as delivered to subscribers and read back for replay. */
 export interface CommittedBatch {
@@ -13,12 +20,6 @@ export interface CommittedBatch {
   /** The `batch` server frame, serialized once; send it as-is to every client. */
   frame: string;
 }
-
-export type EnqueueResult =
-  | { ok: true; ingress_seq: number }
-  | { ok: false; code: 'busy' | 'stopped'; message: string };
-
-export type AdmissionOutcome = 'accepted' | 'already_accepted';
 
 /** A live (hydrated) session. */
 export interface SessionHandle {

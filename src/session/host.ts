@@ -7,7 +7,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { customAlphabet } from 'nanoid';
 import type { Logger } from 'pino';
-import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
+import { encodeEvent, encodeEventList, isTurnEnd, type CreateSessionConfig, type SessionDescriptor } from '../../protocol/index.js';
 import { resolveRoutes, type Config } from '../config/config.js';
 import { AgentdError } from '../errors.js';
 import { Journal } from '../journal/journal.js';
@@ -20,7 +20,7 @@ import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
 import { Session } from './session.js';
 import { newSessionState, parseCheckpoint, toDescriptor, type SessionState } from './state.js';
-import { eventEntry, Tx } from './tx.js';
+import { Tx } from './tx.js';
 
 /** The last turn_started without a terminal event after it, scanning the journal backwards. */
 function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
@@ -32,7 +32,7 @@ function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn
       const events = page[i]!.events;
       for (let j = events.length - 1; j >= 0; j--) {
         const e = events[j]!;
-        if (e.msg.type === 'turn_complete' || e.msg.type === 'turn_interrupted' || e.msg.type === 'turn_failed') {
+        if (isTurnEnd(e.msg)) {
           if (e.turn_id) ended.add(e.turn_id);
         } else if (e.msg.type === 'turn_started') {
           return ended.has(e.msg.turn_id) ? null : { turn_id: e.msg.turn_id, submission_id: e.submission_id };
@@ -104,15 +104,15 @@ export class SessionHost implements SessionHostApi {
       const entries: string[] = [];
       const open = findOpenTurn(this.journal, sessionId, stored.headSequence);
       if (open) {
-        const failed = { code: 'recovery_failed', message: `the turn could not be recovered: ${error.message}` };
-        entries.push(eventEntry({ type: 'turn_failed', error: failed }, open.submission_id, open.turn_id, now));
+        const failed = { code: 'recovery_failed' as const, message: `the turn could not be recovered: ${error.message}` };
+        entries.push(encodeEvent({ type: 'turn_failed', error: failed }, open.submission_id, open.turn_id, now));
       }
       const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;
-      entries.push(eventEntry({ type: 'warning', message: why }, null, null, now));
+      entries.push(encodeEvent({ type: 'warning', message: why }, null, null, now));
       this.journal.commit({
         sessionId,
         sequence: stored.headSequence + 1,
-        eventsJson: `[${entries.join(',')}]`,
+        eventsJson: encodeEventList(entries),
         checkpoint: stored.checkpoint,
         unfinished: false,
         transcriptFrom: 0,
@@ -163,7 +163,7 @@ export class SessionHost implements SessionHostApi {
       this.journal.commit({
         sessionId: state.session_id,
         sequence: 1,
-        eventsJson: `[${configured.entries.join(',')}]`,
+        eventsJson: encodeEventList(configured.entries),
         checkpoint: JSON.stringify(state),
         unfinished: false,
         transcriptFrom: 0,

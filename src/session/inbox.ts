@@ -5,16 +5,14 @@
  * their own turn (the session's queue) occupy capacity too, so a flood of messages can
  * neither grow memory nor the journal's queue without bound.
  */
-import type { Submission } from '../../protocol/index.js';
+import type { AdmissionOutcome, EnqueueResult, Submission } from '../../protocol/index.js';
 
 export interface InboxItem {
   submission: Submission;
   ingress_seq: number;
-  onAdmitted?: ((outcome: 'accepted' | 'already_accepted') => void) | undefined;
+  onAdmitted?: ((outcome: AdmissionOutcome) => void) | undefined;
   onRejected?: ((message: string) => void) | undefined;
 }
-
-export type EnqueueOutcome = { ok: true; ingress_seq: number } | { ok: false; code: 'busy' | 'stopped'; message: string };
 
 export class Inbox {
   private readonly items: InboxItem[] = [];
@@ -39,7 +37,7 @@ export class Inbox {
     return this.lastSeq;
   }
 
-  enqueue(item: Omit<InboxItem, 'ingress_seq'>): EnqueueOutcome {
+  enqueue(item: Omit<InboxItem, 'ingress_seq'>): EnqueueResult {
     if (this.stopped) return { ok: false, code: 'stopped', message: 'the session is stopped' };
     if (this.size + this.occupiedElsewhere() >= this.capacity) {
       return { ok: false, code: 'busy', message: `the session inbox is full (capacity ${this.capacity})` };

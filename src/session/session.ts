@@ -4,9 +4,9 @@
  * cutoff. Subscribers receive every committed batch, in sequence order.
  */
 import { createActor, type Actor } from 'xstate';
-import type { SessionDescriptor, Submission } from '../../protocol/index.js';
+import type { AdmissionOutcome, EnqueueResult, SessionDescriptor, Submission } from '../../protocol/index.js';
 import type { Journal } from '../journal/journal.js';
-import type { AdmissionOutcome, CommittedBatch, EnqueueResult, SessionHandle } from './api.js';
+import type { CommittedBatch, SessionHandle } from './api.js';
 import type { SessionDeps } from './deps.js';
 import { Inbox } from './inbox.js';
 import { sessionMachine } from './machine.js';

@@ -3,6 +3,7 @@
  * session actor) and the transitions that record its start and its result.
  */
 import { fromCallback } from 'xstate';
+import type { ExecOutputDeltaMsg, ToolCallStatus } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import type { SessionDeps } from './deps.js';
@@ -17,14 +18,14 @@ export interface ToolRunInput {
 }
 
 export type ToolEvent =
-  | { type: 'tool.output'; chunks: Array<{ stream: 'stdout' | 'stderr'; chunk: string }> }
+  | { type: 'tool.output'; chunks: Array<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>> }
   | { type: 'tool.done'; result: ToolResult };
 
 /** Child actor: runs the tool; stopping the actor aborts it (the shell kills its process group). */
 export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   let finished = false;
-  let buffered: Array<{ stream: 'stdout' | 'stderr'; chunk: string }> = [];
+  let buffered: Array<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>> = [];
   let scheduled = false;
   const flushOutput = () => {
     scheduled = false;
@@ -77,7 +78,7 @@ export function markCallStarted(tx: Tx): void {
 export function finishCall(
   tx: Tx,
   deps: SessionDeps,
-  result: { status: 'ok' | 'error' | 'denied' | 'interrupted'; output: string; exit_code?: number },
+  result: { status: ToolCallStatus; output: string; exit_code?: number },
 ): void {
   const turn = tx.turn;
   const [current, ...rest] = turn.calls;

@@ -2,7 +2,7 @@
  * Turn transitions: starting a turn, ending a model step, and the three ways a turn ends
  * (complete, interrupted, failed). Each works on a Tx so events and state change together.
  */
-import type { TokenUsage } from '../../protocol/index.js';
+import type { TokenUsage, TurnFailureCode } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
 import { addUsage, callKey, newTurn, type CallState } from './state.js';
@@ -44,7 +44,7 @@ export function drainSteer(tx: Tx, deps: SessionDeps): void {
 
 /** A turn limit hit at the end of a model step. */
 export interface StepFailure {
-  code: string;
+  code: TurnFailureCode;
   message: string;
 }
 
@@ -142,7 +142,7 @@ export function interruptTurn(tx: Tx, deps: SessionDeps, reason: string, partial
 }
 
 /** End the turn as failed with a typed error. */
-export function failTurn(tx: Tx, deps: SessionDeps, code: string, message: string, partialText = ''): void {
+export function failTurn(tx: Tx, deps: SessionDeps, code: TurnFailureCode, message: string, partialText = ''): void {
   const turn = tx.state.turn;
   if (!turn) return;
   if (partialText) deps.transcript.append({ role: 'assistant', text: partialText });
