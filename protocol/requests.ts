@@ -3,7 +3,7 @@
  * answers each, and what enqueueing a submission answers (`queued` or a refusal).
  */
 import type { z } from 'zod';
-import type { ClientFrameSchema, EnqueueRefusalCode, Queued, ServerFrame } from './frames.js';
+import type { Attach, ClientFrameSchema, EnqueueRefusalCode, ListSessions, Queued, ServerFrame, Sessions } from './frames.js';
 
 type ClientFrameInput = z.input<typeof ClientFrameSchema>;
 type WithoutReqId<T> = T extends unknown ? Omit<T, 'req_id'> : never;
@@ -24,6 +24,13 @@ export const REQUEST_ANSWER = {
 
 /** The answer frame of request type `T`. */
 export type AnswerOf<T extends ClientRequestType> = Extract<ServerFrame, { type: (typeof REQUEST_ANSWER)[T] }>;
+
+/** The optional fields of `list_sessions`, as a client API takes them. */
+export type ListSessionsOptions = Pick<ListSessions, 'limit' | 'before'>;
+/** The optional fields of `attach`, as a client API takes them. */
+export type AttachOptions = Pick<Attach, 'replay_batches' | 'after_sequence'>;
+/** One page of a `sessions` answer. */
+export type SessionsPage = Pick<Sessions, 'sessions' | 'next_before'>;
 
 /** What enqueueing a submission answers: its ingress sequence (`queued`), or why it was refused. */
 export type EnqueueResult =

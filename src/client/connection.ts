@@ -12,15 +12,18 @@ import {
   REQUEST_ANSWER,
   type Admitted,
   type AnswerOf,
+  type AttachOptions,
   type Attached,
   type BatchFrame,
   type ClientRequest,
   type CreateSessionConfig,
   type ErrorFrame,
   type HistoryFrame,
+  type ListSessionsOptions,
   type Queued,
   type ServerFrame,
   type SessionDescriptor,
+  type SessionsPage,
   type Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
@@ -56,11 +59,8 @@ export interface ConnectionLike {
   readonly server: string;
   readonly isOpen: boolean;
   createSession(config?: CreateSessionConfig): Promise<SessionDescriptor>;
-  listSessions(options?: { limit?: number; before?: string }): Promise<{
-    sessions: SessionDescriptor[];
-    next_before: string | null;
-  }>;
-  attach(sessionId: string, options?: { replay_batches?: number; after_sequence?: number }): Promise<Attached>;
+  listSessions(options?: ListSessionsOptions): Promise<SessionsPage>;
+  attach(sessionId: string, options?: AttachOptions): Promise<Attached>;
   detach(sessionId: string): Promise<void>;
   history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame>;
   submit(sessionId: string, submission: Submission): Promise<Queued>;
@@ -186,17 +186,14 @@ export class Connection implements ConnectionLike {
     return this.request({ type: 'create_session', config }).then((f) => f.session);
   }
 
-  listSessions(options: { limit?: number; before?: string } = {}): Promise<{
-    sessions: SessionDescriptor[];
-    next_before: string | null;
-  }> {
+  listSessions(options: ListSessionsOptions = {}): Promise<SessionsPage> {
     return this.request({ type: 'list_sessions', ...options }).then((f) => ({
       sessions: f.sessions,
       next_before: f.next_before,
     }));
   }
 
-  attach(sessionId: string, options: { replay_batches?: number; after_sequence?: number } = {}): Promise<Attached> {
+  attach(sessionId: string, options: AttachOptions = {}): Promise<Attached> {
     return this.request({ type: 'attach', session_id: sessionId, ...options });
   }
 

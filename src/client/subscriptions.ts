@@ -5,7 +5,7 @@
  * is in order with no duplicate and no gap. After a reconnect every session is attached
  * again with `after_sequence` set to the last sequence delivered.
  */
-import { LIMITS, type Attached, type BatchFrame } from '../../protocol/index.js';
+import { LIMITS, type AttachOptions, type Attached, type BatchFrame } from '../../protocol/index.js';
 import type { ConnectionLike } from './connection.js';
 import type { Emitter } from './emitter.js';
 import { ConnectionError, ServerError, describeError } from './errors.js';
@@ -103,7 +103,7 @@ export class Subscriptions {
   private async attachSub(conn: ConnectionLike, sub: Subscription, resumed: boolean): Promise<Attached> {
     sub.holding = true;
     sub.buffer = [];
-    const opts: { replay_batches?: number; after_sequence?: number } =
+    const opts: AttachOptions =
       sub.lastSeq !== null ? { after_sequence: sub.lastSeq } : { replay_batches: sub.replayBatches };
     let attached: Attached;
     try {
