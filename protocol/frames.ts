@@ -113,7 +113,7 @@ export const ErrorCodeSchema = z.enum([
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
-/** The codes a handshake fails with; each closes the socket (`CLOSE_PROTOCOL`, `CLOSE_UNAUTHORIZED`). */
+/** The codes a handshake fails with; each closes the socket (`CLOSE_PROTOCOL`, `CLOSE_UNAUTHORIZED`) and retrying as before cannot help. */
 export const HandshakeErrorCodeSchema = ErrorCodeSchema.extract(['protocol', 'unauthorized']);
 export type HandshakeErrorCode = z.infer<typeof HandshakeErrorCodeSchema>;
 /** The codes a submission is refused with when it cannot enter the inbox. */
