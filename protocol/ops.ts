@@ -44,7 +44,7 @@ export const SetModelOpSchema = z.strictObject({
 });
 export type SetModelOp = z.infer<typeof SetModelOpSchema>;
 
-/** Run a capability command; arguments/input are JSON ≤ 64 KiB each. */
+/** Run a capability command; arguments/input are JSON values of ≤ 64 KiB and ≤ 64 levels of nesting each. */
 export const CapabilityCommandOpSchema = z.strictObject({
   type: z.literal('capability_command'),
   capability: NameSchema,
