@@ -13,36 +13,66 @@ export const byteString = (max: number, what = 'string') =>
     .max(max, { error: `must be a ${what} of 1–${max} bytes` })
     .refine((s) => utf8Bytes(s) <= max, { error: `must be a ${what} of 1–${max} bytes` });
 
-const IDENT_MSG = `must be 1–${LIMITS.identifierMaxBytes} bytes of [A-Za-z0-9._:-]`;
-/** Identifier: 1–128 bytes of [A-Za-z0-9._:-] (ASCII, so chars = bytes). */
-export const IdentifierSchema = z
-  .string({ error: IDENT_MSG })
-  .regex(/^[A-Za-z0-9._:-]{1,128}$/, { error: IDENT_MSG });
+/** Identifier (session, submission, turn, approval id, route): 1–128 bytes of [A-Za-z0-9._:-] (ASCII, so chars = bytes). */
+export const IDENTIFIER_PATTERN = new RegExp(`^[A-Za-z0-9._:-]{1,${LIMITS.identifierMaxBytes}}$`);
+/** What an identifier must be, as error messages say it. */
+export const IDENTIFIER_RULE = `1–${LIMITS.identifierMaxBytes} bytes of [A-Za-z0-9._:-]`;
+const IDENT_MSG = `must be ${IDENTIFIER_RULE}`;
+export const IdentifierSchema = z.string({ error: IDENT_MSG }).regex(IDENTIFIER_PATTERN, { error: IDENT_MSG });
 export type Identifier = z.infer<typeof IdentifierSchema>;
 
 /** Capability / command name: 1–256 UTF-8 bytes. */
 export const NameSchema = byteString(LIMITS.nameMaxBytes, 'name');
 
+const REQ_ID_MSG = `must be a string of 1–${LIMITS.reqIdMaxChars} chars`;
 /** Client-chosen request id echoed in answers: 1–128 chars. */
 export const ReqIdSchema = z
-  .string({ error: 'must be a string of 1–128 chars' })
-  .min(1, { error: 'must be a string of 1–128 chars' })
-  .max(128, { error: 'must be a string of 1–128 chars' });
+  .string({ error: REQ_ID_MSG })
+  .min(1, { error: REQ_ID_MSG })
+  .max(LIMITS.reqIdMaxChars, { error: REQ_ID_MSG });
 
-/** Any JSON value whose JSON.stringify is at most `max` UTF-8 bytes. */
+/**
+ * Whether `value` nests arrays/objects at most `maxDepth` levels deep (a scalar is 0,
+ * `[]` and `{}` are 1). Iterative, so no input can overflow the stack; it stops at the
+ * first path deeper than the bound.
+ */
+export function jsonDepthWithin(value: unknown, maxDepth: number): boolean {
+  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 0 }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { v, depth } = top;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth + 1 > maxDepth) return false;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push({ v: child, depth: depth + 1 });
+    }
+  }
+  return true;
+}
+
+/**
+ * Any JSON value nested at most `LIMITS.jsonMaxDepth` levels whose JSON.stringify is at
+ * most `max` UTF-8 bytes. Depth is checked first (iteratively), so the size check never
+ * recurses deeper than the bound.
+ */
 export const boundedJson = (max: number) =>
-  z.unknown().refine(
-    (v) => {
-      if (v === undefined) return true;
-      try {
-        const s = JSON.stringify(v);
-        return s !== undefined && utf8Bytes(s) <= max;
-      } catch {
-        return false;
-      }
-    },
-    { error: `must be a JSON value of at most ${max} bytes` },
-  );
+  z
+    .unknown()
+    .refine((v) => jsonDepthWithin(v, LIMITS.jsonMaxDepth), {
+      error: `must be a JSON value nested at most ${LIMITS.jsonMaxDepth} levels deep`,
+      abort: true,
+    })
+    .refine(
+      (v) => {
+        if (v === undefined) return true;
+        try {
+          const s = JSON.stringify(v);
+          return s !== undefined && utf8Bytes(s) <= max;
+        } catch {
+          return false;
+        }
+      },
+      { error: `must be a JSON value of at most ${max} bytes` },
+    );
 
 /** Milliseconds since the epoch / durations / counters. */
 export const MillisSchema = z.number().int().nonnegative();

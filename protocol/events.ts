@@ -21,10 +21,13 @@ export const SessionConfiguredMsgSchema = msg('session_configured', {
   approval_policy: ApprovalPolicySchema,
   title: z.string().nullable(),
 });
+/** How an admitted user message joined: started a turn, queued for its own, or steered the running one. */
+export const UserMessageModeSchema = z.enum(['turn', 'queued', 'steer']);
+export type UserMessageMode = z.infer<typeof UserMessageModeSchema>;
 /** A user message was admitted; mode tells how it joined. */
 export const UserMessageMsgSchema = msg('user_message', {
   text: z.string(),
-  mode: z.enum(['turn', 'queued', 'steer']),
+  mode: UserMessageModeSchema,
 });
 export const TurnStartedMsgSchema = msg('turn_started', { turn_id: IdentifierSchema });
 export const AgentMessageDeltaMsgSchema = msg('agent_message_delta', { delta: z.string() });
@@ -35,14 +38,20 @@ export const ToolCallBeginMsgSchema = msg('tool_call_begin', {
   tool: z.string().min(1),
   arguments: z.unknown(),
 });
+/** Which output stream of a command a chunk came from. */
+export const OutputStreamSchema = z.enum(['stdout', 'stderr']);
+export type OutputStream = z.infer<typeof OutputStreamSchema>;
 export const ExecOutputDeltaMsgSchema = msg('exec_output_delta', {
   call_id: z.string().min(1),
-  stream: z.enum(['stdout', 'stderr']),
+  stream: OutputStreamSchema,
   chunk: z.string(),
 });
+/** How a tool call ended. */
+export const ToolCallStatusSchema = z.enum(['ok', 'error', 'denied', 'interrupted']);
+export type ToolCallStatus = z.infer<typeof ToolCallStatusSchema>;
 export const ToolCallEndMsgSchema = msg('tool_call_end', {
   call_id: z.string().min(1),
-  status: z.enum(['ok', 'error', 'denied', 'interrupted']),
+  status: ToolCallStatusSchema,
   output: z.string(),
   exit_code: z.number().int().nullable().optional(),
   duration_ms: z.number().nonnegative(),
@@ -75,8 +84,35 @@ export const TurnCompleteMsgSchema = msg('turn_complete', {
   duration_ms: z.number().nonnegative(),
 });
 export const TurnInterruptedMsgSchema = msg('turn_interrupted', { reason: z.string() });
+/** Why a turn failed: `turn_failed.error.code` (docs/protocol.md lists what each means). */
+export const TurnFailureCodeSchema = z.enum([
+  // the turn's own limits and the runtime
+  'max_model_steps_exceeded',
+  'doom_loop_detected',
+  'journal_write_failed',
+  'recovery_failed',
+  'unknown_route',
+  // an exception inside the session's actor (the session stops; re-attaching resumes it)
+  'internal',
+  // the model call
+  'model_error',
+  'model_idle_timeout',
+  'aborted',
+  'incomplete_stream',
+  'invalid_tool_arguments',
+  'scripted_failure',
+  // the provider's answer
+  'provider_unavailable',
+  'provider_error',
+  'rate_limited',
+  'unauthorized',
+  'bad_request',
+  'context_length_exceeded',
+]);
+export type TurnFailureCode = z.infer<typeof TurnFailureCodeSchema>;
+
 export const TurnFailedMsgSchema = msg('turn_failed', {
-  error: z.strictObject({ code: z.string(), message: z.string() }),
+  error: z.strictObject({ code: TurnFailureCodeSchema, message: z.string() }),
 });
 /** Model switched; ModelInfo fields flat. */
 export const ModelChangedMsgSchema = msg('model_changed', { ...ModelInfoSchema.shape });
@@ -138,6 +174,12 @@ export type EventMsg = z.infer<typeof EventMsgSchema>;
 export type EventMsgOf<T extends EventMsg['type']> = Extract<EventMsg, { type: T }>;
 /** All event message type names. */
 export type EventMsgType = EventMsg['type'];
+
+/** The events that end a turn; every turn ends with exactly one of them. */
+export const TURN_END_TYPES = ['turn_complete', 'turn_interrupted', 'turn_failed'] as const satisfies readonly EventMsgType[];
+export type TurnEndMsg = EventMsgOf<(typeof TURN_END_TYPES)[number]>;
+/** Whether `msg` ends a turn. */
+export const isTurnEnd = (msg: EventMsg): msg is TurnEndMsg => (TURN_END_TYPES as readonly string[]).includes(msg.type);
 
 /** Journaled event envelope. */
 export const EventSchema = z.strictObject({

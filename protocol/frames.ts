@@ -18,17 +18,17 @@ import { SubmissionSchema } from './ops.js';
 export const HelloSchema = z.strictObject({
   type: z.literal('hello'),
   protocol: z.number().int(),
-  client: z.string().max(256).optional(),
-  token: z.string().max(4096).optional(),
+  client: z.string().max(LIMITS.clientNameMaxChars).optional(),
+  token: z.string().max(LIMITS.tokenMaxChars).optional(),
 });
 export type Hello = z.infer<typeof HelloSchema>;
 
 /** Session options chosen at creation; omitted fields come from config. */
 export const CreateSessionConfigSchema = z.strictObject({
   model_route: IdentifierSchema.optional(),
-  cwd: z.string().min(1).max(4096).optional(),
+  cwd: z.string().min(1).max(LIMITS.cwdMaxChars).optional(),
   approval_policy: ApprovalPolicySchema.optional(),
-  title: z.string().max(LIMITS.nameMaxBytes).optional(),
+  title: z.string().max(LIMITS.titleMaxChars).optional(),
 });
 export type CreateSessionConfig = z.infer<typeof CreateSessionConfigSchema>;
 
@@ -43,7 +43,7 @@ export type CreateSession = z.infer<typeof CreateSessionSchema>;
 export const ListSessionsSchema = z.strictObject({
   type: z.literal('list_sessions'),
   req_id: ReqIdSchema,
-  limit: z.number().int().min(1).max(1000).optional(),
+  limit: z.number().int().min(1).max(LIMITS.pageMax).optional(),
   before: IdentifierSchema.optional(),
 });
 export type ListSessions = z.infer<typeof ListSessionsSchema>;
@@ -52,7 +52,7 @@ export const AttachSchema = z.strictObject({
   type: z.literal('attach'),
   req_id: ReqIdSchema,
   session_id: IdentifierSchema,
-  replay_batches: z.number().int().min(0).max(10000).optional(),
+  replay_batches: z.number().int().min(0).max(LIMITS.replayBatchesMax).optional(),
   after_sequence: z.number().int().min(0).optional(),
 });
 export type Attach = z.infer<typeof AttachSchema>;
@@ -69,7 +69,7 @@ export const HistorySchema = z.strictObject({
   req_id: ReqIdSchema,
   session_id: IdentifierSchema,
   before_sequence: z.number().int().min(1),
-  limit: z.number().int().min(1).max(1000).optional(),
+  limit: z.number().int().min(1).max(LIMITS.pageMax).optional(),
 });
 export type History = z.infer<typeof HistorySchema>;
 
@@ -113,6 +113,12 @@ export const ErrorCodeSchema = z.enum([
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+/** The codes a handshake fails with; each closes the socket (`CLOSE_PROTOCOL`, `CLOSE_UNAUTHORIZED`) and retrying as before cannot help. */
+export const HandshakeErrorCodeSchema = ErrorCodeSchema.extract(['protocol', 'unauthorized']);
+export type HandshakeErrorCode = z.infer<typeof HandshakeErrorCodeSchema>;
+/** The codes a submission is refused with when it cannot enter the inbox. */
+export const EnqueueRefusalCodeSchema = ErrorCodeSchema.extract(['busy', 'stopped']);
+export type EnqueueRefusalCode = z.infer<typeof EnqueueRefusalCodeSchema>;
 
 export const ErrorFrameSchema = z.strictObject({
   type: z.literal('error'),
@@ -123,6 +129,7 @@ export const ErrorFrameSchema = z.strictObject({
 });
 export type ErrorFrame = z.infer<typeof ErrorFrameSchema>;
 
+/** Live status of a session, as its descriptor reports it. */
 export const SessionStatusSchema = z.enum(['idle', 'running', 'awaiting_approval']);
 export type SessionStatus = z.infer<typeof SessionStatusSchema>;
 
@@ -203,12 +210,16 @@ export const QueuedSchema = z.strictObject({
 });
 export type Queued = z.infer<typeof QueuedSchema>;
 
+/** `accepted`: committed now; `already_accepted`: this session admitted that id before. */
+export const AdmissionOutcomeSchema = z.enum(['accepted', 'already_accepted']);
+export type AdmissionOutcome = z.infer<typeof AdmissionOutcomeSchema>;
+
 /** A `message` submission is durably committed. */
 export const AdmittedSchema = z.strictObject({
   type: z.literal('admitted'),
   session_id: IdentifierSchema,
   submission_id: IdentifierSchema,
-  outcome: z.enum(['accepted', 'already_accepted']),
+  outcome: AdmissionOutcomeSchema,
 });
 export type Admitted = z.infer<typeof AdmittedSchema>;
 

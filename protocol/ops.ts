@@ -40,11 +40,11 @@ export type ExecApprovalOp = z.infer<typeof ExecApprovalOpSchema>;
 export const SetModelOpSchema = z.strictObject({
   type: z.literal('set_model'),
   route: IdentifierSchema,
-  reasoning_effort: z.string().min(1).max(64).optional(),
+  reasoning_effort: z.string().min(1).max(LIMITS.reasoningEffortMaxChars).optional(),
 });
 export type SetModelOp = z.infer<typeof SetModelOpSchema>;
 
-/** Run a capability command; arguments/input are JSON ≤ 64 KiB each. */
+/** Run a capability command; arguments/input are JSON values of ≤ 64 KiB and ≤ 64 levels of nesting each. */
 export const CapabilityCommandOpSchema = z.strictObject({
   type: z.literal('capability_command'),
   capability: NameSchema,

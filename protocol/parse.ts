@@ -2,11 +2,11 @@
 import { z } from 'zod';
 import { LIMITS } from './limits.js';
 import { utf8Bytes } from './common.js';
-import { ClientFrameSchema, ServerFrameSchema, SubmitSchema, type ClientFrame, type ServerFrame } from './frames.js';
+import { ClientFrameSchema, ServerFrameSchema, SubmitSchema, type ClientFrame, type ErrorCode, type ServerFrame } from './frames.js';
 
 /** Rejection of a client frame; `code` maps directly onto an `error` frame. */
 export interface FrameError {
-  code: 'invalid_frame' | 'invalid_submission';
+  code: Extract<ErrorCode, 'invalid_frame' | 'invalid_submission'>;
   message: string;
   req_id?: string;
   submission_id?: string;

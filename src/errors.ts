@@ -2,15 +2,7 @@
  * Errors as typed values. Every failure a user can cause maps to one of the protocol's
  * error codes (protocol.md "Server → client frames").
  */
-export type ErrorCode =
-  | 'protocol'
-  | 'unauthorized'
-  | 'invalid_frame'
-  | 'invalid_submission'
-  | 'busy'
-  | 'stopped'
-  | 'unknown_session'
-  | 'internal';
+import type { ErrorCode } from '../protocol/index.js';
 
 export class AgentdError extends Error {
   constructor(

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  CLOSE_CODES,
   EventMsgSchema,
   LIMITS,
+  TurnFailureCodeSchema,
   PROTOCOL_VERSION,
   buildJsonSchema,
   parseClientFrame,
@@ -120,6 +122,25 @@ describe('client frames: rejected', () => {
   it('oversize frame', () => {
     expect(bad(' '.repeat(LIMITS.frameMaxBytes + 1)).code).toBe('invalid_frame');
   });
+
+  it('deeply nested capability arguments are refused as too deep, not as too big', () => {
+    const nested = (depth: number, open = '[', close = ']') => `${open.repeat(depth)}1${close.repeat(depth)}`;
+    const capability = (field: 'arguments' | 'input', json: string) =>
+      `{"type":"submit","session_id":"s1","submission":{"id":"sub-1","op":{"type":"capability_command","capability":"c","command":"r","${field}":${json}}}}`;
+    // 5 000 levels is 10 KB, well under the 64 KiB bound: the answer names the real problem.
+    const deep = bad(capability('arguments', nested(5000)));
+    expect(deep).toMatchObject({ code: 'invalid_submission', submission_id: 'sub-1' });
+    expect(deep.message).toBe(`submission.op.arguments: must be a JSON value nested at most ${LIMITS.jsonMaxDepth} levels deep`);
+    expect(bad(capability('input', nested(100_000))).message).toMatch(/^submission\.op\.input: .*nested at most 64 levels/);
+    // Objects count like arrays; the bound itself is accepted.
+    const objects = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    expect(ok(JSON.parse(capability('arguments', nested(LIMITS.jsonMaxDepth))))).toMatchObject({ type: 'submit' });
+    expect(ok(JSON.parse(capability('input', objects(LIMITS.jsonMaxDepth))))).toMatchObject({ type: 'submit' });
+    expect(bad(capability('arguments', nested(LIMITS.jsonMaxDepth + 1))).message).toMatch(/nested at most/);
+    expect(bad(capability('input', objects(LIMITS.jsonMaxDepth + 1))).message).toMatch(/nested at most/);
+    // Shallow but big is still refused for its size.
+    expect(bad(capability('arguments', `[${'"x",'.repeat(20_000)}1]`)).message).toMatch(/at most 65536 bytes/);
+  });
 });
 
 describe('server frames', () => {
@@ -171,10 +192,24 @@ describe('server frames', () => {
     for (const f of frames) expect(parseServerFrame(j(f))).toEqual(f);
   });
 
+  it('turn_failed carries one of the documented failure codes', () => {
+    const failed = (code: string) => j({ ...batch, events: [{ submission_id: null, turn_id: 't1', ts: 1, msg: { type: 'turn_failed', error: { code, message: 'm' } } }] });
+    for (const code of TurnFailureCodeSchema.options) expect(() => parseServerFrame(failed(code))).not.toThrow();
+    expect(() => parseServerFrame(failed('something_else'))).toThrow(/code/);
+  });
+
   it('rejects bad server frames', () => {
     expect(() => parseServerFrame('nope')).toThrow();
     expect(() => parseServerFrame(j({ type: 'queued', session_id: 's1' }))).toThrow(/submission_id/);
     expect(() => parseServerFrame(j({ ...batch, events: [{ submission_id: null, turn_id: null, ts: 1, msg: { type: 'zzz' } }] }))).toThrow();
+  });
+});
+
+describe('close codes', () => {
+  it('are the ones docs/protocol.md lists', () => {
+    const doc = readFileSync(fileURLToPath(new URL('../docs/protocol.md', import.meta.url)), 'utf8');
+    expect(CLOSE_CODES).toMatchObject({ protocol: 4400, unauthorized: 4401, invalidUtf8: 1007, tooBig: 1009, goingAway: 1001 });
+    for (const code of Object.values(CLOSE_CODES)) expect(doc, `docs/protocol.md lists close code ${code}`).toContain(`**${code}**`);
   });
 });
 

@@ -1,7 +1,7 @@
 /** agentd in this process: a SessionHost (optionally with a bench model) and its WebSocket server. */
 import { pino } from 'pino';
+import { encodeBatchFrame } from '../../protocol/index.js';
 import { parseConfig } from '../../src/config/config.js';
-import { batchFrame } from '../../src/journal/journal.js';
 import type { ModelClient, ModelRoute } from '../../src/model/types.js';
 import { startServer, type AgentdServer } from '../../src/server/index.js';
 import { SessionHost } from '../../src/session/host.js';
@@ -32,7 +32,7 @@ export function committedRows(host: SessionHost, sessionId: string): JournalRow[
   const rows = host.journal
     .withDatabase((db) => db.prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
     .all(sessionId)) as Omit<JournalRow, 'frame'>[];
-  return rows.map((row) => ({ ...row, frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events) }));
+  return rows.map((row) => ({ ...row, frame: encodeBatchFrame(sessionId, row.sequence, row.committed_at, row.events) }));
 }
 
 export function openHost(dataDir: string, config: unknown, modelClient?: (route: ModelRoute) => ModelClient): SessionHost {

@@ -21,6 +21,7 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
+import { isTurnEnd } from '../../protocol/index.js';
 import type { CommittedBatch } from '../../src/session/api.js';
 import { readFileTool } from '../../src/tools/files.js';
 import { openHost } from '../lib/inproc.js';
@@ -54,7 +55,7 @@ export async function runAgentd(turns: number): Promise<Run> {
     let onEnd: ((e: { type: string; model_calls?: number }) => void) | null = null;
     session.subscribe((batch: CommittedBatch) => {
       for (const e of batch.events) {
-        if (e.msg.type === 'turn_complete' || e.msg.type === 'turn_failed' || e.msg.type === 'turn_interrupted') onEnd?.(e.msg as never);
+        if (isTurnEnd(e.msg)) onEnd?.(e.msg as never);
       }
     });
     let steps = 0;

@@ -7,6 +7,7 @@
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { LIMITS } from '../../protocol/index.js';
 import { Journal } from '../../src/journal/journal.js';
 import { startDaemon } from '../lib/daemon.js';
 import { FixtureWriter, sessionId } from '../lib/fixtures.js';
@@ -38,7 +39,7 @@ async function recoveredMs(url: string, t0: number, sessions: number): Promise<n
       let running = 0;
       let before: string | undefined;
       do {
-        const page = await wire.request({ type: 'list_sessions', limit: 1000, ...(before && { before }) });
+        const page = await wire.request({ type: 'list_sessions', limit: LIMITS.pageMax, ...(before && { before }) });
         const list = page.sessions as Array<{ status: string }>;
         running += list.filter((s) => s.status !== 'idle').length;
         before = (page.next_before as string | null) ?? undefined;

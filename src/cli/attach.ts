@@ -5,7 +5,7 @@
  * Exit codes: 0 detached, 2 usage / connection / unknown session.
  */
 import { Command, Option } from 'commander';
-import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
+import { ApprovalPolicySchema, type ApprovalPolicy, type CreateSessionConfig, type SessionDescriptor } from '../../protocol/index.js';
 import type { AgentdClient } from '../client/client.js';
 import { CliExit, EXIT, addConnectionOptions, attachFailure, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
 import { TuiController } from '../tui/controller.js';
@@ -15,7 +15,7 @@ export interface AttachFlags extends ConnectionFlags {
   new?: boolean;
   model?: string;
   cwd?: string;
-  approvalPolicy?: 'ask' | 'auto';
+  approvalPolicy?: ApprovalPolicy;
   title?: string;
 }
 
@@ -33,7 +33,7 @@ export function registerAttach(program: Command): void {
     .option('--new', 'start a new session')
     .option('--model <route>', 'model route for a new session')
     .option('--cwd <dir>', 'working directory for a new session')
-    .addOption(new Option('--approval-policy <policy>', 'approval policy for a new session').choices(['ask', 'auto']))
+    .addOption(new Option('--approval-policy <policy>', 'approval policy for a new session').choices(ApprovalPolicySchema.options))
     .option('--title <title>', 'title for a new session')
     .version(packageVersion(), '-V, --version', 'print the version')
     .addHelpText(

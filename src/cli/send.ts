@@ -18,7 +18,15 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
-import type { ApprovalDecision, BatchFrame, Event, ExecApprovalRequestMsg } from '../../protocol/index.js';
+import {
+  MessageModeSchema,
+  type ApprovalDecision,
+  type BatchFrame,
+  type Event,
+  type ExecApprovalRequestMsg,
+  type MessageMode,
+  type MessageOp,
+} from '../../protocol/index.js';
 import { newSubmissionId, type AgentdClient } from '../client/client.js';
 import { CliExit, EXIT, addConnectionOptions, attachFailure, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
 import { ConnectionError, describeError } from '../client/errors.js';
@@ -29,7 +37,7 @@ export interface SendFlags extends ConnectionFlags {
   json?: boolean;
   approve?: boolean;
   deny?: boolean;
-  mode?: 'queue' | 'steer';
+  mode?: MessageMode;
   id?: string;
 }
 
@@ -41,7 +49,7 @@ export function registerSend(program: Command): void {
     .option('--json', 'print the turn\'s events as JSON lines on stdout')
     .addOption(new Option('--approve', 'approve every approval request of the turn').conflicts('deny'))
     .addOption(new Option('--deny', 'deny every approval request of the turn').conflicts('approve'))
-    .addOption(new Option('--mode <mode>', 'while a turn runs: queue a new turn, or steer the running one').choices(['queue', 'steer']))
+    .addOption(new Option('--mode <mode>', 'while a turn runs: queue a new turn, or steer the running one').choices(MessageModeSchema.options))
     .option('--id <submission_id>', 'submission id (default: generated); re-sending an id is a safe retry')
     .version(packageVersion(), '-V, --version', 'print the version')
     .addHelpText(
@@ -183,7 +191,7 @@ async function followTurn(
       throw attachFailure(err, sessionId);
     }
 
-    const op: { type: 'message'; text: string; mode?: 'queue' | 'steer' } = { type: 'message', text };
+    const op: MessageOp = { type: 'message', text };
     if (flags.mode) op.mode = flags.mode;
     // Submit, re-sending the same id after a reconnect (the daemon deduplicates it).
     for (;;) {

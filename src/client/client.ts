@@ -8,8 +8,10 @@ import type {
   Attached,
   CreateSessionConfig,
   HistoryFrame,
+  ListSessionsOptions,
   Queued,
   SessionDescriptor,
+  SessionsPage,
   Submission,
 } from '../../protocol/index.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
@@ -195,9 +197,7 @@ export class AgentdClient {
     return this.requireConn().createSession(config);
   }
 
-  async listSessions(
-    options: { limit?: number; before?: string } = {},
-  ): Promise<{ sessions: SessionDescriptor[]; next_before: string | null }> {
+  async listSessions(options: ListSessionsOptions = {}): Promise<SessionsPage> {
     return this.requireConn().listSessions(options);
   }
 

@@ -7,17 +7,24 @@
  * It does not reconnect; `AgentdClient` (client.ts) builds reconnection on top.
  */
 import type WebSocket from 'ws';
-import type {
-  Admitted,
-  Attached,
-  BatchFrame,
-  CreateSessionConfig,
-  ErrorFrame,
-  HistoryFrame,
-  Queued,
-  ServerFrame,
-  SessionDescriptor,
-  Submission,
+import {
+  CLOSE_CODES,
+  REQUEST_ANSWER,
+  type Admitted,
+  type AnswerOf,
+  type AttachOptions,
+  type Attached,
+  type BatchFrame,
+  type ClientRequest,
+  type CreateSessionConfig,
+  type ErrorFrame,
+  type HistoryFrame,
+  type ListSessionsOptions,
+  type Queued,
+  type ServerFrame,
+  type SessionDescriptor,
+  type SessionsPage,
+  type Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
 import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError, ServerError } from './errors.js';
@@ -52,34 +59,13 @@ export interface ConnectionLike {
   readonly server: string;
   readonly isOpen: boolean;
   createSession(config?: CreateSessionConfig): Promise<SessionDescriptor>;
-  listSessions(options?: { limit?: number; before?: string }): Promise<{
-    sessions: SessionDescriptor[];
-    next_before: string | null;
-  }>;
-  attach(sessionId: string, options?: { replay_batches?: number; after_sequence?: number }): Promise<Attached>;
+  listSessions(options?: ListSessionsOptions): Promise<SessionsPage>;
+  attach(sessionId: string, options?: AttachOptions): Promise<Attached>;
   detach(sessionId: string): Promise<void>;
   history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame>;
   submit(sessionId: string, submission: Submission): Promise<Queued>;
   close(): void;
 }
-
-/** Request frames without `req_id` (the connection assigns it). */
-type RequestFrame =
-  | { type: 'create_session'; config: CreateSessionConfig }
-  | { type: 'list_sessions'; limit?: number; before?: string }
-  | { type: 'attach'; session_id: string; replay_batches?: number; after_sequence?: number }
-  | { type: 'detach'; session_id: string }
-  | { type: 'history'; session_id: string; before_sequence: number; limit?: number };
-
-const ANSWER_TYPE = {
-  create_session: 'session_created',
-  list_sessions: 'sessions',
-  attach: 'attached',
-  detach: 'detached',
-  history: 'history',
-} as const;
-
-type AnswerOf<T extends RequestFrame['type']> = Extract<ServerFrame, { type: (typeof ANSWER_TYPE)[T] }>;
 
 export class Connection implements ConnectionLike {
   readonly events = new Emitter<ConnectionEvents>();
@@ -190,9 +176,9 @@ export class Connection implements ConnectionLike {
   }
 
   /** Send a request and wait for its answer (rejects with ServerError on an `error` answer). */
-  request<F extends RequestFrame>(frame: F): Promise<AnswerOf<F['type']>> {
+  request<F extends ClientRequest>(frame: F): Promise<AnswerOf<F['type']>> {
     const req_id = `r${this.nextReq++}`;
-    const answer = this.requests.wait(req_id, frame.type, () => this.send({ ...frame, req_id }), ANSWER_TYPE[frame.type]);
+    const answer = this.requests.wait(req_id, frame.type, () => this.send({ ...frame, req_id }), REQUEST_ANSWER[frame.type]);
     return answer as Promise<AnswerOf<F['type']>>;
   }
 
@@ -200,17 +186,14 @@ export class Connection implements ConnectionLike {
     return this.request({ type: 'create_session', config }).then((f) => f.session);
   }
 
-  listSessions(options: { limit?: number; before?: string } = {}): Promise<{
-    sessions: SessionDescriptor[];
-    next_before: string | null;
-  }> {
+  listSessions(options: ListSessionsOptions = {}): Promise<SessionsPage> {
     return this.request({ type: 'list_sessions', ...options }).then((f) => ({
       sessions: f.sessions,
       next_before: f.next_before,
     }));
   }
 
-  attach(sessionId: string, options: { replay_batches?: number; after_sequence?: number } = {}): Promise<Attached> {
+  attach(sessionId: string, options: AttachOptions = {}): Promise<Attached> {
     return this.request({ type: 'attach', session_id: sessionId, ...options });
   }
 
@@ -219,7 +202,7 @@ export class Connection implements ConnectionLike {
   }
 
   history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame> {
-    const frame: RequestFrame = { type: 'history', session_id: sessionId, before_sequence: beforeSequence };
+    const frame: ClientRequest = { type: 'history', session_id: sessionId, before_sequence: beforeSequence };
     if (limit !== undefined) frame.limit = limit;
     return this.request(frame);
   }
@@ -235,11 +218,11 @@ export class Connection implements ConnectionLike {
   close(): void {
     if (this.closed) return;
     try {
-      this.ws.close(1000, 'bye');
+      this.ws.close(CLOSE_CODES.normal, 'bye');
     } catch {
       /* ignore */
     }
-    this.shutdown(new ConnectionError('connection closed by client', false, 1000));
+    this.shutdown(new ConnectionError('connection closed by client', false, CLOSE_CODES.normal));
     // Do not wait for the server's close frame.
     setTimeout(() => this.ws.terminate(), 200).unref();
   }

@@ -1,9 +1,10 @@
 /** Errors raised by the protocol client. */
+import type { ErrorCode } from '../../protocol/index.js';
 
 /** The server answered a request or submission with an `error` frame. */
 export class ServerError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly reqId?: string,
     readonly submissionId?: string,

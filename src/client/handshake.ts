@@ -3,7 +3,7 @@
  * handshake, with failures turned into ConnectionErrors that say whether retrying can help.
  */
 import WebSocket from 'ws';
-import { LIMITS, PROTOCOL_VERSION, type Welcome } from '../../protocol/index.js';
+import { HandshakeErrorCodeSchema, LIMITS, PROTOCOL_VERSION, type Welcome } from '../../protocol/index.js';
 import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
 
@@ -95,7 +95,7 @@ export function handshake<T>(
         ws.removeAllListeners();
         resolve(onWelcome(ws, url, frame));
       } else if (frame?.type === 'error') {
-        const retryable = frame.code !== 'unauthorized' && frame.code !== 'protocol';
+        const retryable = !HandshakeErrorCodeSchema.safeParse(frame.code).success;
         fail(new ConnectionError(`${frame.code}: ${frame.message}`, retryable));
       } else {
         fail(new ConnectionError(`unexpected first frame from server: ${data.toString().slice(0, 200)}`, false));

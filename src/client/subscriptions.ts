@@ -5,7 +5,7 @@
  * is in order with no duplicate and no gap. After a reconnect every session is attached
  * again with `after_sequence` set to the last sequence delivered.
  */
-import type { Attached, BatchFrame } from '../../protocol/index.js';
+import { LIMITS, type AttachOptions, type Attached, type BatchFrame } from '../../protocol/index.js';
 import type { ConnectionLike } from './connection.js';
 import type { Emitter } from './emitter.js';
 import { ConnectionError, ServerError, describeError } from './errors.js';
@@ -48,7 +48,7 @@ export class Subscriptions {
   ): Promise<Attached> {
     const sub: Subscription = {
       sessionId,
-      replayBatches: options.replayBatches ?? 100,
+      replayBatches: options.replayBatches ?? LIMITS.replayBatches,
       lastSeq: options.afterSequence ?? null,
       trusted: options.afterSequence !== undefined,
       holding: true,
@@ -103,7 +103,7 @@ export class Subscriptions {
   private async attachSub(conn: ConnectionLike, sub: Subscription, resumed: boolean): Promise<Attached> {
     sub.holding = true;
     sub.buffer = [];
-    const opts: { replay_batches?: number; after_sequence?: number } =
+    const opts: AttachOptions =
       sub.lastSeq !== null ? { after_sequence: sub.lastSeq } : { replay_batches: sub.replayBatches };
     let attached: Attached;
     try {
@@ -164,7 +164,7 @@ export class Subscriptions {
     const from = sub.lastSeq ?? 0;
     try {
       if (!conn) throw new ConnectionError('not connected');
-      const limit = Math.min(1000, before - from - 1);
+      const limit = Math.min(LIMITS.pageMax, before - from - 1);
       const h = await conn.history(sub.sessionId, before, limit);
       if (this.subs.get(sub.sessionId) !== sub || this.current() !== conn) return;
       const got = h.batches.filter((b) => b.sequence > from && b.sequence < before).sort((a, b) => a.sequence - b.sequence);

@@ -5,7 +5,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { LIMITS } from '../../protocol/limits.js';
+import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS } from '../../protocol/index.js';
 import { ConfigError } from '../errors.js';
 import type { ModelRoute } from '../model/types.js';
 
@@ -24,10 +24,10 @@ export const ConfigSchema = z.strictObject({
   models: z
     .strictObject({
       default: z.string().min(1).default('scripted'),
-      routes: z.record(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'route names are 1–128 of [A-Za-z0-9._:-]'), RouteSchema).default({}),
+      routes: z.record(z.string().regex(IDENTIFIER_PATTERN, `route names are ${IDENTIFIER_RULE}`), RouteSchema).default({}),
     })
     .prefault({}),
-  approval_policy: z.enum(['ask', 'auto']).default('ask'),
+  approval_policy: ApprovalPolicySchema.default('ask'),
   workspace: z.string().min(1).optional(),
   limits: z
     .strictObject({

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, existsSync } from 'node:fs';
 import { JournalError } from '../errors.js';
 import { migrate } from './migrations.js';
-import type { Event } from '../../protocol/index.js';
+import { encodeBatchFrame, type Event } from '../../protocol/index.js';
 
 /** One committed journal batch, as delivered to subscribers and read back for replay. */
 export interface CommittedBatch {
@@ -53,11 +53,6 @@ export interface StoredSession {
 export interface JournalOptions {
   synchronous?: 'NORMAL' | 'FULL';
   readonly?: boolean;
-}
-
-/** Serialize a batch frame once; every client gets these exact bytes. */
-export function batchFrame(sessionId: string, sequence: number, committedAt: number, eventsJson: string): string {
-  return `{"type":"batch","session_id":${JSON.stringify(sessionId)},"sequence":${sequence},"committed_at":${committedAt},"events":${eventsJson}}`;
 }
 
 interface BatchRow {
@@ -268,6 +263,6 @@ function toBatch(sessionId: string, row: BatchRow): CommittedBatch {
     get events(): Event[] {
       return (events ??= JSON.parse(row.events) as Event[]);
     },
-    frame: batchFrame(sessionId, row.sequence, row.committed_at, row.events),
+    frame: encodeBatchFrame(sessionId, row.sequence, row.committed_at, row.events),
   };
 }

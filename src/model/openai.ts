@@ -25,6 +25,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { ReasoningEffort } from 'openai/resources/shared';
+import type { TurnFailureCode } from '../../protocol/index.js';
 import { ModelError, type ContextItem, type ModelChunk, type ModelClient, type ModelRequest, type ToolCallRequest, type ToolSpec } from './types.js';
 
 /** Options of {@link createOpenAIClient}; the defaults suit production use. */
@@ -221,7 +222,7 @@ function parseArguments(text: string): Record<string, unknown> | null {
 }
 
 interface Failure {
-  code: string;
+  code: TurnFailureCode;
   message: string;
   transient: boolean;
   retryAfterMs?: number;

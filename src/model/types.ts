@@ -3,6 +3,7 @@
  * Providers (scripted, openai) implement it; the turn logic consumes it and knows
  * nothing about wire formats.
  */
+import type { TurnFailureCode } from '../../protocol/index.js';
 
 /** One tool call the model asked for, with its arguments already parsed. */
 export interface ToolCallRequest {
@@ -60,7 +61,8 @@ export type ModelChunk =
 /** Failure of a model call, as a typed value the turn can report. */
 export class ModelError extends Error {
   constructor(
-    readonly code: string,
+    /** The turn fails with this code when the call is not retried. */
+    readonly code: TurnFailureCode,
     message: string,
     /** True when nothing was streamed yet and the call may be retried. */
     readonly retryable = false,

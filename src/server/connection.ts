@@ -10,11 +10,20 @@
  */
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { PROTOCOL_VERSION, parseClientFrame, type ClientFrame, type ServerFrame } from '../../protocol/index.js';
-import { AgentdError, type ErrorCode } from '../errors.js';
+import {
+  CLOSE_CODES,
+  PROTOCOL_VERSION,
+  errorFrame,
+  parseClientFrame,
+  type ClientFrame,
+  type ErrorCode,
+  type ErrorContext,
+  type ServerFrame,
+} from '../../protocol/index.js';
+import { AgentdError } from '../errors.js';
 import type { CommittedBatch, SessionHandle, SessionHostApi } from '../session/api.js';
 import type { UpgradeCredentials } from './auth.js';
-import { errorFrame, rawToString, type ErrorContext } from './frames.js';
+import { rawToString } from './frames.js';
 import { checkHello, CLOSE_PROTOCOL } from './handshake.js';
 import { Subscription, type Outlet } from './subscription.js';
 
@@ -311,7 +320,7 @@ export class Connection implements Outlet {
       });
       if (this.readingPaused) this.ws.resume(); // so the peer's close frame can be read
       this.state = 'closing';
-      this.ws.close(1001, 'daemon shutting down');
+      this.ws.close(CLOSE_CODES.goingAway, 'daemon shutting down');
     });
   }
 

@@ -1,6 +1,8 @@
 /** Handlers of the authenticated client frames (protocol.md "Client → server frames"). */
 import {
   LIMITS,
+  encodeHistoryFrame,
+  type AdmissionOutcome,
   type Attach,
   type ClientFrame,
   type CreateSession,
@@ -9,14 +11,8 @@ import {
   type ListSessions,
   type Submit,
 } from '../../protocol/index.js';
-import type { AdmissionOutcome } from '../session/api.js';
 import type { Connection } from './connection.js';
-import { historyFrameText } from './frames.js';
 
-/** Page size of list_sessions when the client gives none. */
-export const DEFAULT_LIST_LIMIT = 50;
-/** Page size of history when the client gives none. */
-export const DEFAULT_HISTORY_LIMIT = 100;
 /**
  * A history answer carries at most this many bytes of batches (but at least one batch),
  * so answers stay below the 4 MiB frame limit clients are likely to enforce.
@@ -54,7 +50,7 @@ function createSession(conn: Connection, frame: CreateSession): void {
 }
 
 function listSessions(conn: Connection, frame: ListSessions): void {
-  const page = conn.host.list({ limit: frame.limit ?? DEFAULT_LIST_LIMIT, before: frame.before });
+  const page = conn.host.list({ limit: frame.limit ?? LIMITS.listSessionsDefault, before: frame.before });
   conn.send({ type: 'sessions', req_id: frame.req_id, sessions: page.sessions, next_before: page.next_before });
 }
 
@@ -100,7 +96,7 @@ function detach(conn: Connection, frame: Detach): void {
 }
 
 function history(conn: Connection, frame: History): void {
-  const batches = conn.host.readBefore(frame.session_id, frame.before_sequence, frame.limit ?? DEFAULT_HISTORY_LIMIT);
+  const batches = conn.host.readBefore(frame.session_id, frame.before_sequence, frame.limit ?? LIMITS.historyDefault);
   if (batches.length === 0 && !conn.host.open(frame.session_id)) {
     return unknownSession(conn, frame.session_id, { req_id: frame.req_id });
   }
@@ -116,7 +112,7 @@ function history(conn: Connection, frame: History): void {
   const kept = start === 0 ? batches : batches.slice(start);
   const oldest = kept[0]?.sequence;
   const next = oldest !== undefined && oldest > 1 ? oldest : null;
-  conn.write(historyFrameText(frame.req_id, frame.session_id, kept, next));
+  conn.write(encodeHistoryFrame(frame.req_id, frame.session_id, kept.map((b) => b.frame), next));
 }
 
 function submit(conn: Connection, frame: Submit): void {

@@ -2,14 +2,21 @@
  * The first frame of a connection (protocol.md "Connecting"): it must be a valid `hello`
  * of a supported protocol version, from a client presenting the right token.
  */
-import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, PROTOCOL_VERSION, parseClientFrame, type Hello } from '../../protocol/index.js';
+import {
+  CLOSE_PROTOCOL,
+  CLOSE_UNAUTHORIZED,
+  PROTOCOL_VERSION,
+  parseClientFrame,
+  type HandshakeErrorCode,
+  type Hello,
+} from '../../protocol/index.js';
 import { authenticate, type UpgradeCredentials } from './auth.js';
 
 export { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED };
 
 export type HelloResult =
   | { ok: true; hello: Hello }
-  | { ok: false; code: 'protocol' | 'unauthorized'; message: string; closeCode: number };
+  | { ok: false; code: HandshakeErrorCode; message: string; closeCode: number };
 
 /**
  * Check the first frame. `text` is null for a binary frame. `token` null = auth disabled.

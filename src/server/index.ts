@@ -113,7 +113,7 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     logger: log,
     highWaterMark: options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
-    helloTimeoutMs: options.helloTimeoutMs ?? 10_000,
+    helloTimeoutMs: options.helloTimeoutMs ?? LIMITS.helloTimeoutMs,
     dispatch: options.dispatch ?? dispatchFrame,
   };
 

@@ -2,16 +2,16 @@
  * The session API the daemon (and tests) program against. Implemented by
  * SessionHost (host.ts) and Session (session.ts).
  */
-import type { CreateSessionConfig, SessionDescriptor, Submission } from '../../protocol/index.js';
+import type {
+  AdmissionOutcome,
+  CreateSessionConfig,
+  EnqueueResult,
+  SessionDescriptor,
+  Submission,
+} from '../../protocol/index.js';
 import type { CommittedBatch } from '../journal/journal.js';
 
 export type { CommittedBatch };
-
-export type EnqueueResult =
-  | { ok: true; ingress_seq: number }
-  | { ok: false; code: 'busy' | 'stopped'; message: string };
-
-export type AdmissionOutcome = 'accepted' | 'already_accepted';
 
 /** A live (hydrated) session. */
 export interface SessionHandle {

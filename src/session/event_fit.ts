@@ -4,7 +4,7 @@
  * not fit is cut — its largest fields first — and carries `truncated: true` on its
  * envelope. Serialization of every event goes through here, once.
  */
-import type { EventMsg } from '../../protocol/index.js';
+import { encodeEvent, type EventMsg } from '../../protocol/index.js';
 import { LIMITS } from '../../protocol/limits.js';
 
 /** Room kept in a frame for the batch header around the events array. */
@@ -16,7 +16,7 @@ export const MAX_EVENT_BYTES = MAX_BATCH_EVENTS_BYTES - 2;
 
 /** Serialize one event envelope (the journal's and the wire's form of an event), cut to fit. */
 export function eventEntry(msg: EventMsg, submissionId: string | null, turnId: string | null, ts: number): string {
-  const entry = JSON.stringify({ submission_id: submissionId, turn_id: turnId, ts, msg });
+  const entry = encodeEvent(msg, submissionId, turnId, ts);
   // A JSON string of n characters is at most 3n UTF-8 bytes: most events skip the count.
   if (entry.length * 3 <= MAX_EVENT_BYTES || Buffer.byteLength(entry) <= MAX_EVENT_BYTES) return entry;
   return truncatedEntry(msg, submissionId, turnId, ts);

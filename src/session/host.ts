@@ -7,7 +7,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { customAlphabet } from 'nanoid';
 import type { Logger } from 'pino';
-import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
+import { isTurnEnd, type CreateSessionConfig, type SessionDescriptor } from '../../protocol/index.js';
 import { resolveRoutes, type Config } from '../config/config.js';
 import { AgentdError } from '../errors.js';
 import { Journal } from '../journal/journal.js';
@@ -35,7 +35,7 @@ function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn
       const events = page[i]!.events;
       for (let j = events.length - 1; j >= 0; j--) {
         const e = events[j]!;
-        if (e.msg.type === 'turn_complete' || e.msg.type === 'turn_interrupted' || e.msg.type === 'turn_failed') {
+        if (isTurnEnd(e.msg)) {
           if (e.turn_id) ended.add(e.turn_id);
         } else if (e.msg.type === 'turn_started') {
           return ended.has(e.msg.turn_id) ? null : { turn_id: e.msg.turn_id, submission_id: e.submission_id };
@@ -109,7 +109,7 @@ export class SessionHost implements SessionHostApi {
       const entries: string[] = [];
       const open = findOpenTurn(this.journal, sessionId, stored.headSequence);
       if (open) {
-        const failed = { code: 'recovery_failed', message: `the turn could not be recovered: ${error.message}` };
+        const failed = { code: 'recovery_failed' as const, message: `the turn could not be recovered: ${error.message}` };
         entries.push(eventEntry({ type: 'turn_failed', error: failed }, open.submission_id, open.turn_id, now));
       }
       const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;

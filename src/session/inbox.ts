@@ -5,13 +5,12 @@
  * out, in ingress order, one at a time. Admitted messages waiting for their own turn are
  * not here (they are in the checkpoint's queue, bounded by `limits.max_queued_turns`).
  */
-import type { Submission } from '../../protocol/index.js';
-import type { EnqueueResult } from './api.js';
+import type { AdmissionOutcome, EnqueueResult, Submission } from '../../protocol/index.js';
 
 export interface InboxItem {
   submission: Submission;
   ingress_seq: number;
-  onAdmitted?: ((outcome: 'accepted' | 'already_accepted') => void) | undefined;
+  onAdmitted?: ((outcome: AdmissionOutcome) => void) | undefined;
   onRejected?: ((message: string, code?: 'busy' | 'internal') => void) | undefined;
 }
 

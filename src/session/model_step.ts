@@ -4,6 +4,7 @@
  * actor leaves the sampling state (interrupt, stop).
  */
 import { fromCallback } from 'xstate';
+import type { TurnFailureCode } from '../../protocol/index.js';
 import { ModelError, type ModelClient, type ModelRequest, type ToolCallRequest } from '../model/types.js';
 import { Coalescer } from './coalescer.js';
 import type { StepResult } from './turn.js';
@@ -19,7 +20,7 @@ export type ModelEvent =
   | { type: 'model.deltas'; deltas: string[] }
   /** The reply's text is what the deltas carried (the actor keeps it): not repeated here. */
   | { type: 'model.done'; result: Omit<StepResult, 'text'> }
-  | { type: 'model.failed'; code: string; message: string };
+  | { type: 'model.failed'; code: TurnFailureCode; message: string };
 
 /** Deltas handed to the actor in one event at most (bounds event and batch sizes). */
 const MAX_DELTAS_PER_EVENT = 256;

@@ -3,7 +3,7 @@
  * capability_command, resume_session, and the warnings for interrupt / exec_approval
  * that do not apply.
  */
-import type { CapabilityCommandOp, ResumeSessionOp, SetModelOp } from '../../protocol/index.js';
+import { LIMITS, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
 import type { OtherSession, SessionDeps } from './deps.js';
 import { sessionStatus } from './state.js';
 import type { Tx } from './tx.js';
@@ -59,8 +59,8 @@ export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId:
       return;
     case 'title': {
       const raw = op.input ?? (op.arguments as { title?: unknown } | undefined)?.title;
-      if (raw !== undefined && (typeof raw !== 'string' || raw.length > 256)) {
-        tx.emit({ type: 'warning', message: 'session title: input must be a string of at most 256 characters' }, tags);
+      if (raw !== undefined && (typeof raw !== 'string' || raw.length > LIMITS.titleMaxChars)) {
+        tx.emit({ type: 'warning', message: `session title: input must be a string of at most ${LIMITS.titleMaxChars} characters` }, tags);
         return;
       }
       if (typeof raw === 'string') tx.set({ title: raw.trim() || null });

@@ -6,6 +6,7 @@
  * may hold several batches: a batch is never larger than a frame allows (runtime.md §9).
  * Subscribers see a batch only after it commits.
  */
+import { encodeEventList } from '../../protocol/index.js';
 import type { BatchWrite, CommittedBatch, JournalWriter, StoredSession } from '../journal/journal.js';
 import { MAX_BATCH_EVENTS_BYTES } from './event_fit.js';
 import { isUnfinished, type SessionState } from './state.js';
@@ -113,7 +114,7 @@ export class Recorder {
     }
     const { transcript, journal, hooks } = this.options;
     if (this.pendingEvents === 0 && this.latest === this.committedState && this.createdAt === undefined) return true;
-    const batches = this.batches.map((b) => `[${b.join(',')}]`);
+    const batches = this.batches.map((b) => encodeEventList(b));
     const admissions = this.admissions;
     this.clearPending();
     const state = { ...this.latest, transcript_length: transcript.length, last_ingress_seq: this.options.lastIngress() };

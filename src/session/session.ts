@@ -7,11 +7,11 @@
  * that throws stops the session (never a zombie that answers `queued`).
  */
 import { createActor, type Actor } from 'xstate';
-import type { SessionDescriptor, Submission } from '../../protocol/index.js';
+import type { AdmissionOutcome, EnqueueResult, SessionDescriptor, Submission } from '../../protocol/index.js';
 import type { CommittedBatch, Journal } from '../journal/journal.js';
 import type { ContextItem } from '../model/types.js';
 import { queueFullMessage, queueIsFull } from './admission.js';
-import type { AdmissionOutcome, EnqueueResult, SessionHandle } from './api.js';
+import type { SessionHandle } from './api.js';
 import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
 import { Inbox, type InboxItem } from './inbox.js';
 import type { FaultCause, SessionEvent, SubmissionFacts } from './chart_types.js';

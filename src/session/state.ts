@@ -4,7 +4,7 @@
  * hydration. Treated as immutable — every change makes a new object — so the last
  * committed state can be kept by reference for rollback.
  */
-import type { ExecApprovalRequestMsg, ModelInfo, SessionDescriptor, TokenUsage } from '../../protocol/index.js';
+import type { ApprovalPolicy, ExecApprovalRequestMsg, ModelInfo, SessionDescriptor, TokenUsage } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 
 export const CHECKPOINT_VERSION = 1;
@@ -57,7 +57,7 @@ export interface SessionState {
   created_at: number;
   updated_at: number;
   cwd: string;
-  approval_policy: 'ask' | 'auto';
+  approval_policy: ApprovalPolicy;
   model: ModelInfo;
   /** Highest ingress sequence handed out (continues across hydrations). */
   last_ingress_seq: number;

@@ -3,6 +3,7 @@
  * session actor) and the transitions that record its start and its result.
  */
 import { fromCallback } from 'xstate';
+import type { ExecOutputDeltaMsg } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import { Coalescer } from './coalescer.js';
@@ -18,14 +19,14 @@ export interface ToolRunInput {
 }
 
 export type ToolEvent =
-  | { type: 'tool.output'; chunks: Array<{ stream: 'stdout' | 'stderr'; chunk: string }> }
+  | { type: 'tool.output'; chunks: Array<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>> }
   | { type: 'tool.done'; result: ToolResult };
 
 /** Child actor: runs the tool; stopping the actor aborts it (the shell kills its process group). */
 export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   let finished = false;
-  const output = new Coalescer<{ stream: 'stdout' | 'stderr'; chunk: string }>(
+  const output = new Coalescer<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>>(
     (chunks) => sendBack({ type: 'tool.output', chunks }),
     setImmediate,
     controller.signal,

@@ -2,7 +2,7 @@
  * Turn transitions: starting a turn, ending a model step, and the three ways a turn ends
  * (complete, interrupted, failed). Each works on a Tx so events and state change together.
  */
-import type { TokenUsage } from '../../protocol/index.js';
+import type { TokenUsage, TurnFailureCode } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
 import { addUsage, newTurn, type CallState } from './state.js';
@@ -46,7 +46,7 @@ export function drainSteer(tx: Tx): void {
 
 /** A turn limit hit at the end of a model step. */
 export interface StepFailure {
-  code: string;
+  code: TurnFailureCode;
   message: string;
 }
 
@@ -142,7 +142,7 @@ export function interruptTurn(tx: Tx, reason: string, partialText: string, tags 
 }
 
 /** End the turn as failed with a typed error. */
-export function failTurn(tx: Tx, code: string, message: string, partialText = ''): void {
+export function failTurn(tx: Tx, code: TurnFailureCode, message: string, partialText = ''): void {
   const turn = tx.state.turn;
   if (!turn) return;
   if (partialText) tx.append({ role: 'assistant', text: partialText });

@@ -3,7 +3,13 @@
  * emits, and the transcript items it appends. Actions build a Tx; its Change goes to the
  * Recorder, which journals events, items and state together.
  */
-import type { EventMsg } from '../../protocol/index.js';
+import {
+  appendMessageDeltas,
+  appendOutputDeltas,
+  type EventIds,
+  type EventMsg,
+  type ExecOutputDeltaMsg,
+} from '../../protocol/index.js';
 import type { ContextItem } from '../model/types.js';
 import { eventEntry, MAX_EVENT_BYTES } from './event_fit.js';
 import type { PendingAdmission } from './recorder.js';
@@ -19,7 +25,6 @@ export interface Change {
 
 /** A delta this long takes the generic path (which cuts what does not fit a frame). */
 const FAST_DELTA_MAX_CHARS = Math.floor(MAX_EVENT_BYTES / 8);
-
 
 export interface EventTags {
   submission_id?: string | null;
@@ -75,27 +80,25 @@ export class Tx {
    * JSON — byte-identical to what `emit` writes, without the intermediate objects.
    */
   emitMessageDeltas(deltas: readonly string[]): this {
-    const head = this.deltaHead('agent_message_delta');
-    for (const delta of deltas) {
-      if (delta.length > FAST_DELTA_MAX_CHARS) this.emit({ type: 'agent_message_delta', delta });
-      else this.entries.push(`${head}"delta":${JSON.stringify(delta)}}}`);
-    }
+    if (deltas.every((d) => d.length <= FAST_DELTA_MAX_CHARS)) appendMessageDeltas(this.entries, this.turnIds(), this.now, deltas);
+    else for (const delta of deltas) this.emit({ type: 'agent_message_delta', delta });
     return this;
   }
 
   /** Command output chunks of one tool call (see emitMessageDeltas). */
-  emitOutputDeltas(callId: string, chunks: ReadonlyArray<{ stream: 'stdout' | 'stderr'; chunk: string }>): this {
-    const head = `${this.deltaHead('exec_output_delta')}"call_id":${JSON.stringify(callId)},`;
-    for (const c of chunks) {
-      if (c.chunk.length > FAST_DELTA_MAX_CHARS) this.emit({ type: 'exec_output_delta', call_id: callId, stream: c.stream, chunk: c.chunk });
-      else this.entries.push(`${head}"stream":"${c.stream}","chunk":${JSON.stringify(c.chunk)}}}`);
+  emitOutputDeltas(callId: string, chunks: ReadonlyArray<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>>): this {
+    if (chunks.every((c) => c.chunk.length <= FAST_DELTA_MAX_CHARS)) {
+      appendOutputDeltas(this.entries, this.turnIds(), this.now, callId, chunks);
+    } else {
+      for (const c of chunks) this.emit({ type: 'exec_output_delta', call_id: callId, stream: c.stream, chunk: c.chunk });
     }
     return this;
   }
 
-  private deltaHead(type: string): string {
+  /** The ids the active turn's events carry. */
+  private turnIds(): EventIds {
     const turn = this.state.turn;
-    return `{"submission_id":${JSON.stringify(turn?.submission_id ?? null)},"turn_id":${JSON.stringify(turn?.turn_id ?? null)},"ts":${this.now},"msg":{"type":"${type}",`;
+    return { submission_id: turn?.submission_id ?? null, turn_id: turn?.turn_id ?? null };
   }
 
   /** Replace fields of the session state (immutably). */

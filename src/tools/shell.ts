@@ -5,6 +5,7 @@
  * The child's environment has the daemon's secrets removed.
  */
 import { spawn } from 'node:child_process';
+import type { OutputStream } from '../../protocol/index.js';
 import type { Tool, ToolContext, ToolResult } from './types.js';
 
 export interface ShellOptions {
@@ -110,7 +111,7 @@ function runShell(args: Record<string, unknown>, ctx: ToolContext, options: Shel
     const parts: string[] = [];
     let ended: 'timeout' | 'interrupted' | null = null;
 
-    const onData = (stream: 'stdout' | 'stderr') => (buf: Buffer) => {
+    const onData = (stream: OutputStream) => (buf: Buffer) => {
       if (kept >= options.outputCapBytes) {
         truncated = true;
         return;

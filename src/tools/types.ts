@@ -3,6 +3,7 @@
  * model should see (bad path, non-zero exit): they return a ToolResult with status
  * "error" and a readable output.
  */
+import type { OutputStream } from '../../protocol/index.js';
 import type { ToolSpec } from '../model/types.js';
 
 export interface ToolContext {
@@ -11,7 +12,7 @@ export interface ToolContext {
   /** Aborted on interrupt: the tool must stop (kill its process group) and resolve. */
   signal: AbortSignal;
   /** Streamed output (shell); each call becomes an `exec_output_delta` event. */
-  onOutput(stream: 'stdout' | 'stderr', chunk: string): void;
+  onOutput(stream: OutputStream, chunk: string): void;
 }
 
 export interface ToolResult {

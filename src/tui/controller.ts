@@ -3,7 +3,7 @@
  * connection state and the local notes, and turns user actions into protocol calls.
  * Ink components read it with useSyncExternalStore (subscribe/getState).
  */
-import type { ApprovalDecision, BatchFrame, SessionDescriptor } from '../../protocol/index.js';
+import { LIMITS, type ApprovalDecision, type BatchFrame, type MessageMode, type MessageOp, type SessionDescriptor } from '../../protocol/index.js';
 import type { AgentdClient, ClientState } from '../client/client.js';
 import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
@@ -36,7 +36,7 @@ export interface ViewState {
   interruptingTurn: string | null;
 }
 
-export const HISTORY_PAGE = 100;
+export const HISTORY_PAGE = LIMITS.historyDefault;
 /** Coalesce batches arriving within this many ms into one render. */
 const FLUSH_MS = 16;
 
@@ -214,10 +214,10 @@ export class TuiController {
   // ---- submissions ----
 
   /** Send a message; false (with a note) when it could not be queued. */
-  async sendMessage(text: string, mode?: 'queue' | 'steer'): Promise<boolean> {
+  async sendMessage(text: string, mode?: MessageMode): Promise<boolean> {
     const sessionId = this.state.sessionId;
     if (!sessionId) return false;
-    const op: { type: 'message'; text: string; mode?: 'queue' | 'steer' } = { type: 'message', text };
+    const op: MessageOp = { type: 'message', text };
     if (mode) op.mode = mode;
     try {
       await this.client.submit(sessionId, { id: newSubmissionId('tui'), op });

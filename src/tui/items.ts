@@ -2,17 +2,17 @@
  * The transcript's display items — one per user message, agent reply, tool call, turn
  * end or notice — and the bounded tail kept of a tool call's output.
  */
-import type { ApprovalDecision } from '../../protocol/index.js';
+import type { ApprovalDecision, OutputStream, ToolCallStatus, UserMessageMode } from '../../protocol/index.js';
 
-export type ToolStatus = 'awaiting_approval' | 'running' | 'ok' | 'error' | 'denied' | 'interrupted';
+export type ToolStatus = 'awaiting_approval' | 'running' | ToolCallStatus;
 
 export interface OutputChunk {
-  stream: 'stdout' | 'stderr';
+  stream: OutputStream;
   text: string;
 }
 
 export type Item =
-  | { kind: 'user'; key: string; seq: number; text: string; mode: 'turn' | 'queued' | 'steer' }
+  | { kind: 'user'; key: string; seq: number; text: string; mode: UserMessageMode }
   | { kind: 'agent'; key: string; seq: number; text: string; streaming: boolean }
   | {
       kind: 'tool';
@@ -53,7 +53,7 @@ export type TurnEndItem = Extract<Item, { kind: 'turn_end' }>;
 export const MAX_TOOL_OUTPUT_CHARS = 64 * 1024;
 
 /** Append output to a (mutable) tool item, merging same-stream chunks and keeping the tail. */
-export function appendOutput(it: ToolItem, stream: 'stdout' | 'stderr', text: string): void {
+export function appendOutput(it: ToolItem, stream: OutputStream, text: string): void {
   if (text === '') return;
   const last = it.output[it.output.length - 1];
   if (last && last.stream === stream) last.text += text;

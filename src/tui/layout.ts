@@ -2,6 +2,7 @@
  * Display layout: transcript items → styled terminal rows for a given width. Pure;
  * results are memoised per (item object, width), so streaming one item re-lays only it.
  */
+import type { UserMessageMode } from '../../protocol/index.js';
 import type { Item, ToolItem, TurnEndItem } from './items.js';
 import { formatDuration, sanitize, seg, turnSummary, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
@@ -68,7 +69,7 @@ export function layoutItem(item: Item, width: number): Line[] {
   });
 }
 
-function userLines(text: string, mode: 'turn' | 'queued' | 'steer', width: number): Line[] {
+function userLines(text: string, mode: UserMessageMode, width: number): Line[] {
   const body: Seg[] = [seg(sanitize(text), { color: theme.user, bold: true })];
   if (mode !== 'turn') body.push(seg(`  (${mode})`, { color: theme.muted, italic: true }));
   return wrap(body, width, { first: [seg('› ', { color: theme.accent, bold: true })], rest: [seg('  ')] });

@@ -2,9 +2,7 @@
  * The session's live status as the transcript knows it: model, working directory,
  * running turn, pending approval and token usage.
  */
-import type { ExecApprovalRequestMsg, ModelInfo, TokenUsage } from '../../protocol/index.js';
-
-export type SessionStatus = 'idle' | 'running' | 'awaiting_approval';
+import type { ExecApprovalRequestMsg, ModelInfo, SessionStatus, TokenUsage } from '../../protocol/index.js';
 
 export interface SessionInfo {
   sessionId: string | null;

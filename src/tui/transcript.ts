@@ -22,7 +22,7 @@ export {
   type ToolItem,
   type ToolStatus,
 } from './items.js';
-export { sessionStatus, type SessionInfo, type SessionStatus } from './session-info.js';
+export { sessionStatus, type SessionInfo } from './session-info.js';
 export { commandOf, describeCall } from './tool-call.js';
 
 export interface TranscriptState {
