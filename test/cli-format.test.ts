@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Event } from '../protocol/index.js';
 import { chooseSession, mostRecent } from '../src/cli/attach.js';
-import { formatSessionsTable } from '../src/cli/sessions.js';
-import { PlainPrinter } from '../src/tui/plain.js';
+import { PlainPrinter } from '../src/render/plain.js';
+import { formatSessionsTable } from '../src/render/sessions-table.js';
 import { descriptor, echoTurn, ev } from './helpers/tui.js';
 
 describe('attach: which session', () => {

@@ -20,10 +20,11 @@ import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import type { ApprovalDecision, BatchFrame, Event, ExecApprovalRequestMsg } from '../../protocol/index.js';
 import { newSubmissionId, type AgentdClient } from '../client/client.js';
-import { CliExit, EXIT, addConnectionOptions, attachFailure, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
+import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
+import { CliExit, EXIT, attachFailure, runCliCommand } from './exit.js';
 import { ConnectionError, describeError } from '../client/errors.js';
-import { PlainPrinter } from '../tui/plain.js';
-import { packageVersion } from './main.js';
+import { PlainPrinter } from '../render/plain.js';
+import { packageVersion } from './version.js';
 
 export interface SendFlags extends ConnectionFlags {
   json?: boolean;
@@ -59,7 +60,7 @@ Exit codes: 0 turn completed, 1 turn failed or interrupted, 2 usage or connectio
     );
   addConnectionOptions(cmd);
   cmd.action((sessionId: string, text: string, flags: SendFlags) =>
-    runCommand('send', () => send(sessionId, text, flags)),
+    runCliCommand('send', () => send(sessionId, text, flags)),
   );
   program.addCommand(cmd);
 }

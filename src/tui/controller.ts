@@ -7,8 +7,8 @@ import type { ApprovalDecision, BatchFrame, SessionDescriptor } from '../../prot
 import type { AgentdClient, ClientState } from '../client/client.js';
 import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
-import type { LocalNote } from './layout.js';
-import { relativeTime } from './text.js';
+import type { LocalNote } from './items.js';
+import { relativeTime } from '../render/format.js';
 import {
   applyBatches,
   emptyTranscript,

@@ -2,23 +2,15 @@
  * Display layout: transcript items → styled terminal rows for a given width. Pure;
  * results are memoised per (item object, width), so streaming one item re-lays only it.
  */
-import type { Item, ToolItem, TurnEndItem } from './items.js';
-import { formatDuration, sanitize, seg, turnSummary, wrap, type Line, type Seg } from './text.js';
+import type { Item, LocalNote, ToolItem, TurnEndItem } from './items.js';
+import { formatDuration, turnSummary } from '../render/format.js';
+import { sanitize } from '../render/sanitize.js';
+import { seg, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
-import { describeCall } from './tool-call.js';
+import { describeCall } from '../render/tool-call.js';
 
 /** Tool output rows shown per call (the tail). */
 export const TOOL_OUTPUT_ROWS = 12;
-
-/** A note shown in the transcript that is not in the journal (errors, /sessions output…). */
-export interface LocalNote {
-  key: string;
-  /** Shown after every item created by a batch with sequence ≤ this. */
-  afterSeq: number;
-  tone: 'info' | 'success' | 'warning' | 'error';
-  text: string;
-  detail?: string;
-}
 
 const cache = new WeakMap<object, { width: number; lines: Line[] }>();
 

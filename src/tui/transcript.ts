@@ -13,18 +13,6 @@ import type { Item, ToolItem } from './items.js';
 import { hasSeq, mergeSorted } from './sequence.js';
 import { emptyInfo, pickLive, type SessionInfo } from './session-info.js';
 
-export {
-  MAX_TOOL_OUTPUT_CHARS,
-  type Item,
-  type ItemKind,
-  type NoticeTone,
-  type OutputChunk,
-  type ToolItem,
-  type ToolStatus,
-} from './items.js';
-export { sessionStatus, type SessionInfo, type SessionStatus } from './session-info.js';
-export { commandOf, describeCall } from './tool-call.js';
-
 export interface TranscriptState {
   items: Item[];
   /** Every batch applied, ascending by sequence. */

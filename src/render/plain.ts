@@ -5,7 +5,8 @@
  * `log` (stderr). Colours only when asked for (a TTY and no NO_COLOR).
  */
 import type { Event } from '../../protocol/index.js';
-import { formatDuration, sanitize, turnSummary } from './text.js';
+import { formatDuration, turnSummary } from './format.js';
+import { sanitize } from './sanitize.js';
 import { describeCall } from './tool-call.js';
 
 export interface Sink {

@@ -5,18 +5,18 @@
 import { Box, useApp, useInput, useStdout, type Key } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import type { ApprovalDecision } from '../../protocol/index.js';
-import { ApprovalPrompt, approvalPromptHeight } from './ApprovalPrompt.js';
+import { ApprovalPrompt, approvalPromptHeight } from './approval-prompt.js';
 import { parseCommand, suggest, helpText, type ParsedCommand } from './commands.js';
 import type { TuiController } from './controller.js';
 import { commit, editInput, emptyInput, setValue, type InputState } from './input.js';
-import { DEFAULT_PLACEHOLDER, InputBox, inputBoxHeight } from './InputBox.js';
+import { DEFAULT_PLACEHOLDER, InputBox, inputBoxHeight } from './input-box.js';
 import { layoutTranscript } from './layout.js';
-import { Rows } from './Rows.js';
-import { sessionStatus } from './session-info.js';
-import { StatusLine } from './StatusLine.js';
+import { Rows } from './rows.js';
+import { sessionInfoStatus } from './session-info.js';
+import { StatusLine } from './status-line.js';
 import { seg, type Line } from './text.js';
 import { theme } from './theme.js';
-import { Transcript, historyBanner, visibleTop } from './Transcript.js';
+import { Transcript, historyBanner, visibleTop } from './transcript-view.js';
 
 export interface AppProps {
   controller: TuiController;
@@ -74,7 +74,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
 
   const width = Math.max(20, size.columns);
   const info = view.transcript.info;
-  const status = sessionStatus(info);
+  const status = sessionInfoStatus(info);
   const pending = info.pendingApproval;
   const approvalActive = pending !== null && view.answeredApproval !== pending.approval_id;
 
@@ -201,7 +201,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
     const live = controller.getState();
     const livePending = live.transcript.info.pendingApproval;
     const approvalActive = livePending !== null && live.answeredApproval !== livePending.approval_id;
-    const status = sessionStatus(live.transcript.info);
+    const status = sessionInfoStatus(live.transcript.info);
     const suggestions = approvalActive ? [] : suggest(input.value);
     // Bracketed paste markers (enabled by `agentd attach`).
     if (ch === '[200~') {

@@ -1,42 +1,12 @@
 /**
- * Shared pieces of the client subcommands (attach, send, sessions): the connection
- * options, connecting with helpful errors, and exit codes.
+ * Connecting a client subcommand (attach, send, sessions) to the daemon: the
+ * --url / --token / --data-dir options, and connecting with helpful errors.
  */
 import { Option, type Command } from 'commander';
-import { AgentdClient, type ClientOptions } from './client.js';
-import { ServerError, describeError } from './errors.js';
-import { endpointHint, resolveEndpoint, type Endpoint, type EndpointOptions } from './endpoint.js';
-
-/** Exit codes of the client commands. */
-export const EXIT = {
-  ok: 0,
-  /** The turn failed or was interrupted. */
-  turnFailed: 1,
-  /** Bad usage, cannot connect, unknown session, submission rejected. */
-  usage: 2,
-  /** Detached with Ctrl-C. */
-  interrupted: 130,
-} as const;
-
-/** A failure that ends the command with a message and an exit code. */
-export class CliExit extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT.usage,
-  ) {
-    super(message);
-    this.name = 'CliExit';
-  }
-}
-
-/** The CliExit for a failed attach to `sessionId`: an unknown session gets a hint. */
-export function attachFailure(err: unknown, sessionId: string | undefined): CliExit {
-  if (err instanceof CliExit) return err;
-  if (err instanceof ServerError && err.code === 'unknown_session') {
-    return new CliExit(`no session ${sessionId ?? ''} (list them with "agentd sessions")`);
-  }
-  return new CliExit(describeError(err));
-}
+import { AgentdClient, type ClientOptions } from '../client/client.js';
+import { describeError } from '../client/errors.js';
+import { endpointHint, resolveEndpoint, type Endpoint, type EndpointOptions } from '../client/endpoint.js';
+import { CliExit, EXIT } from './exit.js';
 
 export interface ConnectionFlags {
   url?: string;
@@ -95,23 +65,4 @@ export async function connectClient(
     throw new CliExit(`${describeError(err)}${hint ? `\n  (${hint})` : ''}`, EXIT.usage);
   }
   return { client, endpoint };
-}
-
-/** Run a command body, mapping CliExit and other errors to a message and an exit code. */
-export async function runCommand(name: string, body: () => Promise<number>): Promise<void> {
-  let code: number;
-  try {
-    code = await body();
-  } catch (err) {
-    if (err instanceof CliExit) {
-      if (err.message) process.stderr.write(`agentd ${name}: ${err.message}\n`);
-      code = err.exitCode;
-    } else {
-      process.stderr.write(`agentd ${name}: ${describeError(err)}\n`);
-      code = EXIT.usage;
-    }
-  }
-  process.exitCode = code;
-  // Exit even if a handle (a socket in teardown, stdin) would keep the loop alive.
-  setTimeout(() => process.exit(code), 250).unref();
 }
