@@ -116,7 +116,7 @@ export class AgentdClient {
       this.conn = null;
       if (this.closedByUser) return;
       if (!err.retryable) {
-        this.setState({ kind: 'closed', error: err.message });
+        this.setState({ kind: 'closed', error: err.message, failure: err });
         return;
       }
       this.scheduleReconnect(err.message);
@@ -154,7 +154,7 @@ export class AgentdClient {
     } catch (err) {
       if (this.closedByUser) return;
       if (err instanceof ConnectionError && !err.retryable) {
-        this.setState({ kind: 'closed', error: err.message });
+        this.setState({ kind: 'closed', error: err.message, failure: err });
         return;
       }
       this.scheduleReconnect(describeError(err));
@@ -222,9 +222,11 @@ export class AgentdClient {
     return this.requireConn().submit(sessionId, submission);
   }
 
-  /** Resolves when connected (at once if connected); rejects when the client closes for good. */
+  /** Resolves when connected (at once if connected); rejects when the client is or gets closed for good. */
   waitConnected(): Promise<void> {
     if (this.connected) return Promise.resolve();
+    const now = this.state;
+    if (now.kind === 'closed') return Promise.reject(now.failure ?? new ConnectionError(now.error ?? 'connection closed', false));
     return new Promise((resolve, reject) => {
       const off = this.events.on('state', (s) => {
         if (s.kind === 'connected') {
@@ -232,7 +234,7 @@ export class AgentdClient {
           resolve();
         } else if (s.kind === 'closed') {
           off();
-          reject(new ConnectionError(s.error ?? 'connection closed', false));
+          reject(s.failure ?? new ConnectionError(s.error ?? 'connection closed', false));
         }
       });
     });

@@ -20,9 +20,9 @@ import type {
   Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
-import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError, ServerError } from './errors.js';
+import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError, ServerError, UnreadableFrameError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
-import { handshake, type HandshakeOptions } from './handshake.js';
+import { DEFAULT_MAX_FRAME_BYTES, handshake, type HandshakeOptions } from './handshake.js';
 import { Waiters } from './waiters.js';
 
 export { parseServerFrameLenient } from './frames.js';
@@ -98,6 +98,7 @@ export class Connection implements ConnectionLike {
     private readonly ws: WebSocket,
     readonly url: string,
     requestTimeoutMs: number,
+    private readonly maxFrameBytes: number,
   ) {
     this.requests = new Waiters(requestTimeoutMs);
     this.submits = new Waiters(requestTimeoutMs);
@@ -106,7 +107,7 @@ export class Connection implements ConnectionLike {
   /** Open a socket, say hello and wait for welcome. */
   static open(options: ConnectOptions): Promise<Connection> {
     return handshake(options, (ws, url, welcome) => {
-      const conn = new Connection(ws, url, options.requestTimeoutMs ?? 30_000);
+      const conn = new Connection(ws, url, options.requestTimeoutMs ?? 30_000, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
       conn.server = welcome.server;
       conn.wire(options.pingIntervalMs ?? 15_000);
       return conn;
@@ -119,10 +120,19 @@ export class Connection implements ConnectionLike {
 
   private wire(pingIntervalMs: number): void {
     this.ws.on('message', (data) => this.onMessage(data.toString()));
-    this.ws.on('error', () => {
+    // A frame the socket cannot read (too large, malformed) is remembered: the close that
+    // follows is then final, because the resumed stream would start at the same frame.
+    let unreadable: { message: string; code: string } | null = null;
+    this.ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code?.startsWith('WS_ERR_')) unreadable = { message: err.message, code: err.code };
       /* 'close' follows */
     });
     this.ws.on('close', (code, reason) => {
+      if (unreadable) {
+        const limit = unreadable.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? ` (limit ${this.maxFrameBytes} bytes)` : '';
+        this.shutdown(new UnreadableFrameError(`the server sent a frame this client cannot take: ${unreadable.message}${limit}`, unreadable.code, code));
+        return;
+      }
       const r = reason.toString();
       const why = r || (code === 1006 ? 'connection dropped' : `close code ${code}`);
       this.shutdown(new ConnectionError(why, code !== CLOSE_UNAUTHORIZED && code !== CLOSE_PROTOCOL, code));

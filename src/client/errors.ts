@@ -31,6 +31,23 @@ export class ConnectionError extends Error {
   }
 }
 
+/**
+ * The server sent a frame this client cannot take (over its `maxFrameBytes`, or not a
+ * valid WebSocket frame). Never retryable: after a reconnect the stream would resume at
+ * the same frame, so retrying would loop.
+ */
+export class UnreadableFrameError extends ConnectionError {
+  constructor(
+    message: string,
+    /** The ws error code, e.g. `WS_ERR_UNSUPPORTED_MESSAGE_LENGTH` for a frame over the limit. */
+    readonly wsCode: string,
+    closeCode?: number,
+  ) {
+    super(message, false, closeCode);
+    this.name = 'UnreadableFrameError';
+  }
+}
+
 /** A short one-line description of any error, for status lines and CLI messages. */
 export function describeError(err: unknown): string {
   if (err instanceof ServerError) return `${err.code}: ${err.message}`;

@@ -7,6 +7,9 @@ import { LIMITS, PROTOCOL_VERSION, type Welcome } from '../../protocol/index.js'
 import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
 
+/** The client's default frame limit: twice the spec's (a margin over what a conforming daemon sends). */
+export const DEFAULT_MAX_FRAME_BYTES = LIMITS.frameMaxBytes * 2;
+
 export interface HandshakeOptions {
   /** `ws://host:port` or `ws://host:port/v1`; http(s) URLs are accepted too. */
   url: string;
@@ -15,6 +18,11 @@ export interface HandshakeOptions {
   clientName?: string;
   /** Give up connecting (socket + welcome) after this long. Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * The largest server frame taken, in bytes (default DEFAULT_MAX_FRAME_BYTES). A larger
+   * frame ends the connection with an UnreadableFrameError.
+   */
+  maxFrameBytes?: number;
 }
 
 /** Normalise a daemon URL: http→ws, and the `/v1` path when none is given. */
@@ -47,7 +55,8 @@ export function handshake<T>(
   const headers: Record<string, string> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const timeoutMs = options.connectTimeoutMs ?? 5000;
-  const ws = new WebSocket(url, { headers, maxPayload: LIMITS.frameMaxBytes * 2, handshakeTimeout: timeoutMs });
+  const maxPayload = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const ws = new WebSocket(url, { headers, maxPayload, handshakeTimeout: timeoutMs });
 
   return new Promise<T>((resolve, reject) => {
     let welcomed = false;
