@@ -64,6 +64,17 @@ describe('sessions table', () => {
     ]);
     expect(formatSessionsTable([])).toMatch(/no sessions/);
   });
+
+  it('strips escape sequences, control characters and line breaks from titles and paths', () => {
+    const out = formatSessionsTable(
+      [descriptor({ session_id: 's', title: '\x1b[2J\x1b]0;pwned\x07evil\rok\nsecond\x00line\x9b', cwd: '/tmp/\x1b[31mx' })],
+      0,
+    );
+    expect(out).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    const row = out.split('\n')[1]!;
+    expect(row).toMatch(/ok secondline\s+\/tmp\/x$/);
+    expect(out.split('\n')).toHaveLength(3);
+  });
 });
 
 describe('send: plain printer', () => {

@@ -9,6 +9,7 @@ import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
 import type { LocalNote } from './items.js';
 import { relativeTime } from '../render/format.js';
+import { sanitizeLine } from '../render/sanitize.js';
 import {
   applyBatches,
   emptyTranscript,
@@ -183,7 +184,7 @@ export class TuiController {
         .sort((a, b) => b.updated_at - a.updated_at)
         .map((s) => {
           const mark = s.session_id === this.state.sessionId ? '*' : ' ';
-          const title = s.title ? `  ${s.title}` : '';
+          const title = s.title ? `  ${sanitizeLine(s.title)}` : '';
           return `${mark} ${s.session_id.padEnd(24)} ${s.status.padEnd(17)} ${s.model.route.padEnd(10)} ${relativeTime(s.updated_at)}${title}`;
         });
       this.note('info', `${sessions.length} session${sessions.length === 1 ? '' : 's'} — /attach ID to switch`, rows.join('\n'));
