@@ -5,7 +5,7 @@
 import type { Item, LocalNote, ToolItem, TurnEndItem } from './items.js';
 import { formatDuration, turnSummary } from '../render/format.js';
 import { sanitize } from '../render/sanitize.js';
-import { seg, wrap, type Line, type Seg } from './text.js';
+import { lineWidth, seg, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
 import { describeCall } from '../render/tool-call.js';
 
@@ -195,7 +195,7 @@ function turnEndLines(item: TurnEndItem, width: number): Line[] {
   const text = `── ${sanitize(label)} `;
   const rows = wrap([seg(text, { color })], width);
   const last = rows[rows.length - 1]!;
-  const used = last.reduce((n, s) => n + s.text.length, 0);
+  const used = lineWidth(last);
   if (used < width) last.push(seg('─'.repeat(Math.min(width - used, 60 - Math.min(used, 60))), { color: theme.border }));
   return rows;
 }

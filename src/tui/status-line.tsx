@@ -96,14 +96,14 @@ export function StatusLine(props: StatusLineProps) {
   let left = statusLeft(props, frame, now, false);
   let parts = statusRight(info);
   const rightText = () => parts.map((p) => p.text).join(' · ');
-  const fits = () => lineWidth(left) + 2 + rightText().length <= inner;
+  const fits = () => lineWidth(left) + 2 + lineWidth([seg(rightText())]) <= inner;
   if (!fits()) left = statusLeft(props, frame, now, true);
   while (!fits() && parts.length > 1) {
     const lowest = Math.min(...parts.map((p) => p.priority));
     parts = parts.filter((p) => p.priority !== lowest);
   }
   const right = rightText();
-  const gap = Math.max(1, inner - lineWidth(left) - right.length);
+  const gap = Math.max(1, inner - lineWidth(left) - lineWidth([seg(right)]));
   const line: Line = [...left, seg(' '.repeat(gap)), seg(right, { color: theme.muted })];
   return (
     <Box width={width} paddingX={1}>
