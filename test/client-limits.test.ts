@@ -4,7 +4,8 @@
  * would start at the same frame again).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentdClient, type ClientState } from '../src/client/client.js';
+import { AgentdClient } from '../src/client/client.js';
+import type { ClientState } from '../src/client/events.js';
 import { UnreadableFrameError } from '../src/client/errors.js';
 import { startDaemon, type Daemon } from './helpers/daemon.js';
 import { waitFor } from './helpers/tui.js';

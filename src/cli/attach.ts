@@ -89,7 +89,7 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     throw new CliExit('attach needs an interactive terminal; for scripts use "agentd send" and "agentd sessions"');
   }
-  const { client } = await connectClient(flags, `agentd-tui/${packageVersion()}`);
+  const client = await connectClient(flags, `agentd-tui/${packageVersion()}`);
   const controller = new TuiController(client);
   let chosen: string;
   try {

@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { AgentdClient, type ClientOptions } from '../client/client.js';
 import { describeError } from '../client/errors.js';
-import { endpointHint, resolveEndpoint, type Endpoint, type EndpointOptions } from '../client/endpoint.js';
+import { endpointHint, resolveEndpoint, type EndpointOptions } from '../client/endpoint.js';
 import { CliExit, EXIT } from './exit.js';
 
 export interface ConnectionFlags {
@@ -15,8 +15,8 @@ export interface ConnectionFlags {
 }
 
 /** Add --url / --token / --data-dir to a subcommand; usage errors exit 2 (help/version 0). */
-export function addConnectionOptions(cmd: Command): Command {
-  return cmd
+export function addConnectionOptions(cmd: Command): void {
+  cmd
     .exitOverride((err) => {
       process.exit(err.exitCode === 0 ? 0 : EXIT.usage);
     })
@@ -41,7 +41,7 @@ export async function connectClient(
   flags: ConnectionFlags,
   clientName: string,
   extra: Partial<ClientOptions> = {},
-): Promise<{ client: AgentdClient; endpoint: Endpoint }> {
+): Promise<AgentdClient> {
   const eo = endpointOptions(flags);
   const endpoint = resolveEndpoint(eo);
   let last = { url: endpoint.url, token: endpoint.token };
@@ -64,5 +64,5 @@ export async function connectClient(
     const hint = endpointHint(endpoint);
     throw new CliExit(`${describeError(err)}${hint ? `\n  (${hint})` : ''}`, EXIT.usage);
   }
-  return { client, endpoint };
+  return client;
 }

@@ -79,7 +79,7 @@ async function send(sessionId: string, rawText: string, flags: SendFlags): Promi
   const colors = !process.env.NO_COLOR && Boolean(process.stderr.isTTY);
   const printer = new PlainPrinter(process.stdout, process.stderr, colors);
 
-  const { client } = await connectClient(flags, `agentd-send/${packageVersion()}`, {
+  const client = await connectClient(flags, `agentd-send/${packageVersion()}`, {
     maxReconnectAttempts: 40,
     backoff: { initialMs: 200, maxMs: 2000 },
   });

@@ -32,7 +32,7 @@ export function registerSessions(program: Command): void {
 }
 
 async function sessions(flags: SessionsFlags): Promise<number> {
-  const { client } = await connectClient(flags, `agentd-cli/${packageVersion()}`, { maxReconnectAttempts: 0 });
+  const client = await connectClient(flags, `agentd-cli/${packageVersion()}`, { maxReconnectAttempts: 0 });
   try {
     const all = await client.listAllSessions();
     all.sort((a, b) => b.updated_at - a.updated_at);

@@ -1,5 +1,5 @@
 /**
- * A resilient agentd client: one `Connection` at a time, re-opened with exponential
+ * A resilient agentd client: one `ClientConnection` at a time, re-opened with exponential
  * backoff when it drops, re-attaching every attached session with `after_sequence` set
  * to the last sequence delivered — so the `batch` stream seen by the user of this class
  * is, per session, in order with no duplicate and no gap (subscriptions.ts).
@@ -13,15 +13,12 @@ import type {
   Submission,
 } from '../../protocol/index.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
-import { Connection, type ConnectOptions, type ConnectionLike } from './connection.js';
+import { ClientConnection, type ConnectOptions, type ClientConnectionLike } from './connection.js';
 import { Emitter } from './emitter.js';
 import { ConnectionError, describeError } from './errors.js';
 import type { ClientEvents, ClientState } from './events.js';
-import { Subscriptions } from './subscriptions.js';
+import { ClientSubscriptions } from './subscriptions.js';
 
-export { backoffDelay, type BackoffOptions } from './backoff.js';
-export type { ConnectionLike } from './connection.js';
-export type { ClientEvents, ClientState } from './events.js';
 
 export interface ClientOptions extends ConnectOptions {
   backoff?: BackoffOptions;
@@ -29,15 +26,15 @@ export interface ClientOptions extends ConnectOptions {
   maxReconnectAttempts?: number;
   /** Called before every (re)connect: a fresh URL/token (e.g. re-read from daemon.json). */
   refresh?: () => { url: string; token?: string | undefined };
-  /** Open connections with this instead of Connection.open (tests). */
-  connect?: (options: ConnectOptions) => Promise<ConnectionLike>;
+  /** Open connections with this instead of ClientConnection.open (tests). */
+  connect?: (options: ConnectOptions) => Promise<ClientConnectionLike>;
 }
 
 export class AgentdClient {
   readonly events = new Emitter<ClientEvents>();
-  private conn: ConnectionLike | null = null;
+  private conn: ClientConnectionLike | null = null;
   private state: ClientState = { kind: 'idle' };
-  private readonly subs = new Subscriptions(this.events, () => this.conn);
+  private readonly subs = new ClientSubscriptions(this.events, () => this.conn);
   private reconnectTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
   private closedByUser = false;
@@ -78,8 +75,8 @@ export class AgentdClient {
     this.setState({ kind: 'closed' });
   }
 
-  private open(): Promise<ConnectionLike> {
-    const connect = this.options.connect ?? ((o: ConnectOptions) => Connection.open(o));
+  private open(): Promise<ClientConnectionLike> {
+    const connect = this.options.connect ?? ((o: ConnectOptions) => ClientConnection.open(o));
     let options: ConnectOptions = this.options;
     if (this.options.refresh) {
       try {
@@ -98,7 +95,7 @@ export class AgentdClient {
     this.events.emit('state', state);
   }
 
-  private adopt(conn: ConnectionLike): void {
+  private adopt(conn: ClientConnectionLike): void {
     this.conn = conn;
     this.attempt = 0;
     conn.events.on('batch', (b) => {
@@ -148,7 +145,7 @@ export class AgentdClient {
 
   private async reconnect(): Promise<void> {
     if (this.closedByUser) return;
-    let conn: ConnectionLike;
+    let conn: ClientConnectionLike;
     try {
       conn = await this.open();
     } catch (err) {
@@ -168,7 +165,7 @@ export class AgentdClient {
     this.subs.resume(conn);
   }
 
-  private requireConn(): ConnectionLike {
+  private requireConn(): ClientConnectionLike {
     if (!this.conn || !this.conn.isOpen || this.state.kind !== 'connected') {
       const why = this.state.kind === 'reconnecting' ? 'reconnecting to the daemon' : 'not connected';
       throw new ConnectionError(why);

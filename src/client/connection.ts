@@ -7,26 +7,28 @@
  * It does not reconnect; `AgentdClient` (client.ts) builds reconnection on top.
  */
 import type WebSocket from 'ws';
-import type {
-  Admitted,
-  Attached,
-  BatchFrame,
-  CreateSessionConfig,
-  ErrorFrame,
-  HistoryFrame,
-  Queued,
-  ServerFrame,
-  SessionDescriptor,
-  Submission,
+import {
+  CLOSE_PROTOCOL,
+  CLOSE_UNAUTHORIZED,
+  type Admitted,
+  type Attached,
+  type BatchFrame,
+  type ClientFrame,
+  type CreateSessionConfig,
+  type ErrorFrame,
+  type History,
+  type HistoryFrame,
+  type Queued,
+  type ServerFrame,
+  type SessionDescriptor,
+  type Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
-import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError, ServerError, UnreadableFrameError } from './errors.js';
+import { ConnectionError, ServerError, UnreadableFrameError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
 import { DEFAULT_MAX_FRAME_BYTES, handshake, type HandshakeOptions } from './handshake.js';
 import { Waiters } from './waiters.js';
 
-export { parseServerFrameLenient } from './frames.js';
-export { normalizeUrl } from './handshake.js';
 
 export interface ConnectOptions extends HandshakeOptions {
   /** Reject a request whose answer has not come after this long. Default 30000. */
@@ -46,9 +48,9 @@ export type ConnectionEvents = {
   close: [ConnectionError];
 };
 
-/** What AgentdClient needs of a connection (Connection implements it; tests may fake it). */
-export interface ConnectionLike {
-  readonly events: Connection['events'];
+/** What AgentdClient needs of a connection (ClientConnection implements it; tests may fake it). */
+export interface ClientConnectionLike {
+  readonly events: ClientConnection['events'];
   readonly server: string;
   readonly isOpen: boolean;
   createSession(config?: CreateSessionConfig): Promise<SessionDescriptor>;
@@ -63,25 +65,21 @@ export interface ConnectionLike {
   close(): void;
 }
 
-/** Request frames without `req_id` (the connection assigns it). */
-type RequestFrame =
-  | { type: 'create_session'; config: CreateSessionConfig }
-  | { type: 'list_sessions'; limit?: number; before?: string }
-  | { type: 'attach'; session_id: string; replay_batches?: number; after_sequence?: number }
-  | { type: 'detach'; session_id: string }
-  | { type: 'history'; session_id: string; before_sequence: number; limit?: number };
+/** The protocol's request frames (the client frames with a `req_id`), without it: the connection assigns it. */
+type RequestFrame = ClientFrame extends infer F ? (F extends { req_id: string } ? Omit<F, 'req_id'> : never) : never;
 
+/** The server frame that answers each request. */
 const ANSWER_TYPE = {
   create_session: 'session_created',
   list_sessions: 'sessions',
   attach: 'attached',
   detach: 'detached',
   history: 'history',
-} as const;
+} as const satisfies Record<RequestFrame['type'], ServerFrame['type']>;
 
 type AnswerOf<T extends RequestFrame['type']> = Extract<ServerFrame, { type: (typeof ANSWER_TYPE)[T] }>;
 
-export class Connection implements ConnectionLike {
+export class ClientConnection implements ClientConnectionLike {
   readonly events = new Emitter<ConnectionEvents>();
   /** The `server` string of the welcome frame. */
   server = '';
@@ -105,9 +103,9 @@ export class Connection implements ConnectionLike {
   }
 
   /** Open a socket, say hello and wait for welcome. */
-  static open(options: ConnectOptions): Promise<Connection> {
+  static open(options: ConnectOptions): Promise<ClientConnection> {
     return handshake(options, (ws, url, welcome) => {
-      const conn = new Connection(ws, url, options.requestTimeoutMs ?? 30_000, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
+      const conn = new ClientConnection(ws, url, options.requestTimeoutMs ?? 30_000, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
       conn.server = welcome.server;
       conn.wire(options.pingIntervalMs ?? 15_000);
       return conn;
@@ -194,7 +192,7 @@ export class Connection implements ConnectionLike {
   }
 
   /** Send a frame; throws the close reason once the connection is gone. */
-  private send(frame: object): void {
+  private send(frame: ClientFrame): void {
     if (this.closed) throw this.closed;
     this.ws.send(JSON.stringify(frame));
   }
@@ -202,7 +200,7 @@ export class Connection implements ConnectionLike {
   /** Send a request and wait for its answer (rejects with ServerError on an `error` answer). */
   request<F extends RequestFrame>(frame: F): Promise<AnswerOf<F['type']>> {
     const req_id = `r${this.nextReq++}`;
-    const answer = this.requests.wait(req_id, frame.type, () => this.send({ ...frame, req_id }), ANSWER_TYPE[frame.type]);
+    const answer = this.requests.wait(req_id, frame.type, () => this.send({ ...frame, req_id } as ClientFrame), ANSWER_TYPE[frame.type]);
     return answer as Promise<AnswerOf<F['type']>>;
   }
 
@@ -229,7 +227,7 @@ export class Connection implements ConnectionLike {
   }
 
   history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame> {
-    const frame: RequestFrame = { type: 'history', session_id: sessionId, before_sequence: beforeSequence };
+    const frame: Omit<History, 'req_id'> = { type: 'history', session_id: sessionId, before_sequence: beforeSequence };
     if (limit !== undefined) frame.limit = limit;
     return this.request(frame);
   }

@@ -13,9 +13,6 @@ export class ServerError extends Error {
   }
 }
 
-/** Close codes of protocol.md "Connecting": after these, reconnecting cannot help. */
-export { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED } from '../../protocol/limits.js';
-
 /**
  * The connection could not be opened, was refused, or closed before an answer came.
  * `retryable` is false when trying again cannot help (bad token, protocol mismatch).

@@ -3,8 +3,8 @@
  * handshake, with failures turned into ConnectionErrors that say whether retrying can help.
  */
 import WebSocket from 'ws';
-import { LIMITS, PROTOCOL_VERSION, type Welcome } from '../../protocol/index.js';
-import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError } from './errors.js';
+import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, LIMITS, PROTOCOL_VERSION, type Hello, type Welcome } from '../../protocol/index.js';
+import { ConnectionError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
 
 /** The client's default frame limit: twice the spec's (a margin over what a conforming daemon sends). */
@@ -87,7 +87,7 @@ export function handshake<T>(
       else fail(new ConnectionError(`connection to ${url} closed during handshake (${code})`, true, code));
     });
     ws.on('open', () => {
-      const hello: Record<string, unknown> = { type: 'hello', protocol: PROTOCOL_VERSION };
+      const hello: Hello = { type: 'hello', protocol: PROTOCOL_VERSION };
       if (options.clientName) hello.client = options.clientName;
       if (options.token) hello.token = options.token;
       ws.send(JSON.stringify(hello));

@@ -3,8 +3,9 @@
  * connection state and the local notes, and turns user actions into protocol calls.
  * Ink components read it with useSyncExternalStore (subscribe/getState).
  */
-import type { ApprovalDecision, BatchFrame, SessionDescriptor } from '../../protocol/index.js';
-import type { AgentdClient, ClientState } from '../client/client.js';
+import type { ApprovalDecision, BatchFrame } from '../../protocol/index.js';
+import type { AgentdClient } from '../client/client.js';
+import type { ClientState } from '../client/events.js';
 import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
 import type { LocalNote } from './items.js';
@@ -139,7 +140,7 @@ export class TuiController {
   // ---- sessions ----
 
   /** Attach to a session (detaching from the current one), replaying its recent history. */
-  async open(sessionId: string): Promise<SessionDescriptor> {
+  async open(sessionId: string): Promise<void> {
     const previous = this.state.sessionId;
     if (previous && previous !== sessionId) void this.client.detach(previous);
     this.pending = [];
@@ -147,7 +148,6 @@ export class TuiController {
     // The descriptor is applied by the 'attached' listener, before the replayed batches.
     const attached = await this.client.attach(sessionId, { replayBatches: HISTORY_PAGE });
     if (this.state.sessionId === sessionId) this.set({ nextBeforeSequence: attached.next_before_sequence });
-    return attached.session;
   }
 
   /** Create a session and attach to it. */

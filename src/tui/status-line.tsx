@@ -5,7 +5,7 @@
  */
 import { Box } from 'ink';
 import { useEffect, useState } from 'react';
-import type { ClientState } from '../client/client.js';
+import type { ClientState } from '../client/events.js';
 import { Row } from './rows.js';
 import { sessionInfoStatus, type SessionInfo } from './session-info.js';
 import { formatCount, formatDuration } from '../render/format.js';
