@@ -3,7 +3,7 @@
  * connection state and the local notes, and turns user actions into protocol calls.
  * Ink components read it with useSyncExternalStore (subscribe/getState).
  */
-import type { ApprovalDecision, BatchFrame } from '../../protocol/index.js';
+import type { ApprovalDecision, BatchFrame, ExecApprovalRequestMsg } from '../../protocol/index.js';
 import type { AgentdClient } from '../client/client.js';
 import type { ClientState } from '../client/events.js';
 import { newSubmissionId } from '../client/client.js';
@@ -39,6 +39,12 @@ export interface ViewState {
 }
 
 export const HISTORY_PAGE = 100;
+
+/** The approval the user is asked now: pending and not yet answered from this UI. */
+export function askedApproval(view: ViewState): ExecApprovalRequestMsg | null {
+  const pending = view.transcript.info.pendingApproval;
+  return pending !== null && view.answeredApproval !== pending.approval_id ? pending : null;
+}
 /** Coalesce batches arriving within this many ms into one render. */
 const FLUSH_MS = 16;
 
