@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Event } from '../protocol/index.js';
 import { chooseSession, mostRecent } from '../src/cli/attach.js';
+import { TurnWatch } from '../src/cli/turn-watch.js';
 import { PlainPrinter } from '../src/render/plain.js';
 import { formatSessionsTable } from '../src/render/sessions-table.js';
 import { descriptor, echoTurn, ev } from './helpers/tui.js';
@@ -43,6 +44,23 @@ describe('attach: which session', () => {
     expect(await chooseSession(a.client, 'mid', false)).toEqual({ sessionId: 'mid', created: false });
     expect(await chooseSession(a.client, undefined, true)).toEqual({ sessionId: 'brand-new', created: true });
     await expect(chooseSession(a.client, 'mid', true)).rejects.toThrow(/not both/);
+  });
+});
+
+describe('send: which events are the turn of the submission', () => {
+  it('follows the submission, then its turn, and maps the end to an exit code', () => {
+    const w = new TurnWatch('u1');
+    const other = ev({ type: 'warning', message: 'x' }, { submission_id: 'other', turn_id: 't0' });
+    expect(w.owns(other)).toBe(false);
+    const user = ev({ type: 'user_message', text: 'hi', mode: 'turn' }, { submission_id: 'u1', turn_id: 't1' });
+    expect(w.owns(user)).toBe(true);
+    const delta = ev({ type: 'agent_message_delta', delta: 'h' }, { turn_id: 't1' });
+    expect(w.owns(delta)).toBe(true);
+    expect(w.exitCode(delta)).toBeNull();
+    const end = ev({ type: 'turn_failed', error: { code: 'model_error', message: 'x' } } as never, { turn_id: 't1' });
+    expect(w.exitCode(end)).toBe(1);
+    expect(w.exitCode(ev({ type: 'turn_complete' } as never, { turn_id: 't0' }))).toBeNull();
+    expect(w.exitCode(ev({ type: 'turn_complete' } as never, { turn_id: 't1' }))).toBe(0);
   });
 });
 
