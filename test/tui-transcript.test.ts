@@ -195,6 +195,11 @@ describe('transcript reducer', () => {
     expect(s.info.model?.route).toBe('local');
   });
 
+  it('shows an event type it does not know as a notice naming it, even one named like an Object method', () => {
+    const s = applyBatches(emptyTranscript(), fold([[ev({ type: 'future_event' } as never)], [ev({ type: 'toString' } as never)]]));
+    expect(s.items.map((i) => (i.kind === 'notice' ? i.text : i.kind))).toEqual(['event future_event', 'event toString']);
+  });
+
   it('keeps a reply cut off by a restart and starts a new one after turn_resumed', () => {
     const tags = { submission_id: 'u', turn_id: 't' };
     const s = applyBatches(

@@ -151,8 +151,10 @@ const ON_EVENT: { [T in EventMsg['type']]?: Handler<T> } = {
 };
 
 /** Fold one event of batch `seq`; `key` names the item it may add. */
-export function foldEvent(f: Folder, seq: number, key: string, ev: Event): void {
-  const handler = ON_EVENT[ev.msg.type] as Handler<EventMsg['type']> | undefined;
+function foldEvent(f: Folder, seq: number, key: string, ev: Event): void {
+  // Own properties only: an unknown type from a leniently parsed frame may be `toString`.
+  const type = ev.msg.type;
+  const handler = Object.hasOwn(ON_EVENT, type) ? (ON_EVENT[type] as Handler<EventMsg['type']>) : undefined;
   if (handler) handler(f, ev.msg, { seq, key, ev });
   else f.notice(seq, key, 'info', `event ${String((ev.msg as { type?: unknown }).type)}`);
 }
