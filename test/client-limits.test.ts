@@ -1,12 +1,14 @@
 /**
- * The bundled client against a real daemon at its limits: a server frame larger than the
- * client takes ends the connection with a typed error and no reconnect loop (resuming
- * would start at the same frame again).
+ * The bundled client against a real daemon at its limits: a frame over the protocol's
+ * limit is never sent, and a server frame larger than the client takes ends the
+ * connection with a typed error and no reconnect loop (resuming would start at the same
+ * frame again).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../protocol/index.js';
 import { AgentdClient } from '../src/client/client.js';
 import type { ClientState } from '../src/client/events.js';
-import { UnreadableFrameError } from '../src/client/errors.js';
+import { FrameTooLargeError, UnreadableFrameError } from '../src/client/errors.js';
 import { startDaemon, type Daemon } from './helpers/daemon.js';
 import { waitFor } from './helpers/tui.js';
 
@@ -16,6 +18,32 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await daemon.stop();
+});
+
+describe('a client frame over the protocol limit', () => {
+  it('is refused with FrameTooLargeError before it is sent; the connection stays', async () => {
+    const client = new AgentdClient({ url: daemon.wsUrl, token: daemon.token ?? undefined });
+    const states: ClientState[] = [];
+    client.events.on('state', (s) => states.push(s));
+    try {
+      await client.start();
+      const { session_id } = await client.createSession({});
+      const huge = 'y'.repeat(LIMITS.frameMaxBytes + 1);
+      const err = await client.submit(session_id, { id: 'huge-1', op: { type: 'message', text: huge } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(FrameTooLargeError);
+      expect((err as FrameTooLargeError).retryable).toBe(false);
+      expect((err as Error).message).toMatch(/frame too large: \d+ bytes, the limit is 4194304/);
+      // The daemon never saw it: the connection is the same one, and still answers.
+      await new Promise((r) => setTimeout(r, 100));
+      expect(client.connected).toBe(true);
+      expect(states.map((s) => s.kind)).toEqual(['connecting', 'connected']);
+      await expect(client.submit(session_id, { id: 'small-1', op: { type: 'message', text: 'hi' } })).resolves.toMatchObject({
+        type: 'queued',
+      });
+    } finally {
+      client.close();
+    }
+  });
 });
 
 describe('a server frame over the client limit', () => {

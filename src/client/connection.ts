@@ -10,6 +10,7 @@ import type WebSocket from 'ws';
 import {
   CLOSE_PROTOCOL,
   CLOSE_UNAUTHORIZED,
+  LIMITS,
   type Admitted,
   type Attached,
   type BatchFrame,
@@ -24,7 +25,7 @@ import {
   type Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
-import { ConnectionError, ServerError, UnreadableFrameError } from './errors.js';
+import { ConnectionError, FrameTooLargeError, ServerError, UnreadableFrameError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
 import { DEFAULT_MAX_FRAME_BYTES, handshake, type HandshakeOptions } from './handshake.js';
 import { Waiters } from './waiters.js';
@@ -191,10 +192,13 @@ export class ClientConnection implements ClientConnectionLike {
     }
   }
 
-  /** Send a frame; throws the close reason once the connection is gone. */
+  /** Send a frame; throws the close reason once the connection is gone, FrameTooLargeError for a frame over the limit. */
   private send(frame: ClientFrame): void {
     if (this.closed) throw this.closed;
-    this.ws.send(JSON.stringify(frame));
+    const text = JSON.stringify(frame);
+    const bytes = Buffer.byteLength(text);
+    if (bytes > LIMITS.frameMaxBytes) throw new FrameTooLargeError(bytes, LIMITS.frameMaxBytes);
+    this.ws.send(text);
   }
 
   /** Send a request and wait for its answer (rejects with ServerError on an `error` answer). */

@@ -45,6 +45,21 @@ export class UnreadableFrameError extends ConnectionError {
   }
 }
 
+/**
+ * A frame this client was asked to send is over the protocol's frame limit
+ * (LIMITS.frameMaxBytes): it is not sent — the daemon would close the connection, and
+ * re-sending it after a reconnect would loop. Not retryable.
+ */
+export class FrameTooLargeError extends ConnectionError {
+  constructor(
+    readonly bytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(`frame too large: ${bytes} bytes, the limit is ${limitBytes}`, false);
+    this.name = 'FrameTooLargeError';
+  }
+}
+
 /** A short one-line description of any error, for status lines and CLI messages. */
 export function describeError(err: unknown): string {
   if (err instanceof ServerError) return `${err.code}: ${err.message}`;
