@@ -136,4 +136,18 @@ describe('send: plain printer', () => {
       '',
     ]);
   });
+
+  it('prints no escape sequence or control character from any event text', () => {
+    const bad = '\x1b]0;pwned\x07\x1b[2Jbad\x00';
+    const { out, log } = print([
+      [ev({ type: 'user_message', text: bad, mode: 'turn' })],
+      [ev({ type: 'agent_message', text: bad })],
+      [ev({ type: 'warning', message: bad })],
+      [ev({ type: 'model_changed', route: bad, model: 'm', reasoning_effort: null, context_window: null } as never)],
+      [ev({ type: 'turn_interrupted', reason: bad } as never)],
+      [ev({ type: 'turn_failed', error: { code: 'x', message: bad } })],
+    ]);
+    expect(out + log).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    expect(log).toContain('── turn failed: x: bad');
+  });
 });

@@ -4,7 +4,7 @@
  * the echoed message, tool calls and their output, approvals, the turn's end — goes to
  * `log` (stderr). Colours only when asked for (a TTY and no NO_COLOR).
  */
-import type { Event } from '../../protocol/index.js';
+import type { Event, EventMsg, EventMsgOf } from '../../protocol/index.js';
 import { formatDuration, turnSummary } from './format.js';
 import { sanitize } from './sanitize.js';
 import { describeCall } from './tool-call.js';
@@ -99,78 +99,76 @@ export class PlainPrinter {
     this.logLine(this.c(color, text));
   }
 
+  /** One printer per event type; other events print nothing. */
+  private static readonly ON_EVENT: { [T in EventMsg['type']]?: (p: PlainPrinter, m: EventMsgOf<T>) => void } = {
+    user_message: (p, m) => {
+      p.logLine(`${p.c('cyan', '›')} ${p.c('bold', sanitize(m.text))}${m.mode !== 'turn' ? p.c('gray', ` (${m.mode})`) : ''}`);
+    },
+    agent_message_delta: (p, m) => {
+      if (!p.logAtLineStart) p.writeLog('\n');
+      p.streamed = true;
+      p.writeOut(sanitize(m.delta));
+    },
+    agent_message: (p, m) => {
+      if (!p.streamed && m.text !== '') p.writeOut(sanitize(m.text));
+      p.endOutLine();
+      p.streamed = false;
+    },
+    tool_call_begin: (p, m) => {
+      p.endOutLine();
+      p.streamed = false;
+      const desc = sanitize(describeCall(m.tool, m.arguments));
+      p.logLine(m.tool === 'shell' ? `${p.c('gray', '$')} ${p.c('bold', desc)}` : `${p.c('bold', m.tool)} ${desc}`);
+    },
+    exec_output_delta: (p, m) => {
+      p.streamedOutput.add(m.call_id);
+      p.writeOutput(m.chunk, m.stream === 'stderr');
+    },
+    tool_call_end: (p, m) => {
+      if (!p.streamedOutput.has(m.call_id) && m.output !== '') p.writeOutput(m.output, false);
+      p.streamedOutput.delete(m.call_id);
+      const dur = p.c('gray', ` (${formatDuration(m.duration_ms)})`);
+      const code = m.exit_code !== undefined && m.exit_code !== null ? `exit ${m.exit_code}` : m.status;
+      const text =
+        m.status === 'ok'
+          ? p.c('green', `  └ ${code}`) + dur
+          : m.status === 'error'
+            ? p.c('red', `  └ ${code}`) + dur
+            : p.c('yellow', `  └ ${m.status}`);
+      p.logLine(text);
+    },
+    exec_approval_request: (p, m) => {
+      const desc = sanitize(describeCall(m.tool, m.arguments));
+      p.logLine(`${p.c('yellow', '⏸ approval needed:')} ${m.tool === 'shell' ? '$ ' : `${m.tool} `}${p.c('bold', desc)} ${p.c('gray', `(in ${m.cwd})`)}`);
+    },
+    approval_resolved: (p, m) => {
+      p.logLine(p.c(m.decision === 'deny' || m.decision === 'abort' ? 'yellow' : 'gray', `  ${DECISION_TEXT[m.decision]}`));
+    },
+    turn_resumed: (p, m) => {
+      p.logLine(p.c('yellow', `↻ turn resumed after a daemon restart (attempt ${m.attempt})`));
+    },
+    turn_complete: (p, m) => {
+      const tokens = m.usage.input_tokens + m.usage.output_tokens;
+      p.logLine(p.c('gray', `── ${turnSummary(m.duration_ms, m.tool_calls, tokens)}`));
+    },
+    turn_interrupted: (p, m) => {
+      p.logLine(p.c('yellow', `── interrupted${m.reason !== 'interrupted' ? `: ${sanitize(m.reason)}` : ''}`));
+    },
+    turn_failed: (p, m) => {
+      p.logLine(p.c('red', `── turn failed: ${m.error.code}: ${sanitize(m.error.message)}`));
+    },
+    warning: (p, m) => {
+      p.logLine(p.c('yellow', `⚠ ${sanitize(m.message)}`));
+    },
+    model_changed: (p, m) => {
+      p.logLine(p.c('gray', `model → ${sanitize(m.route)}`));
+    },
+  };
+
   event(ev: Event): void {
-    const m = ev.msg;
-    switch (m.type) {
-      case 'user_message':
-        this.logLine(`${this.c('cyan', '›')} ${this.c('bold', sanitize(m.text))}${m.mode !== 'turn' ? this.c('gray', ` (${m.mode})`) : ''}`);
-        return;
-      case 'agent_message_delta':
-        if (!this.logAtLineStart) this.writeLog('\n');
-        this.streamed = true;
-        this.writeOut(sanitize(m.delta));
-        return;
-      case 'agent_message':
-        if (!this.streamed && m.text !== '') this.writeOut(sanitize(m.text));
-        this.endOutLine();
-        this.streamed = false;
-        return;
-      case 'tool_call_begin': {
-        this.endOutLine();
-        this.streamed = false;
-        const desc = sanitize(describeCall(m.tool, m.arguments));
-        this.logLine(m.tool === 'shell' ? `${this.c('gray', '$')} ${this.c('bold', desc)}` : `${this.c('bold', m.tool)} ${desc}`);
-        return;
-      }
-      case 'exec_output_delta':
-        this.streamedOutput.add(m.call_id);
-        this.writeOutput(m.chunk, m.stream === 'stderr');
-        return;
-      case 'tool_call_end': {
-        if (!this.streamedOutput.has(m.call_id) && m.output !== '') this.writeOutput(m.output, false);
-        this.streamedOutput.delete(m.call_id);
-        const dur = this.c('gray', ` (${formatDuration(m.duration_ms)})`);
-        const code = m.exit_code !== undefined && m.exit_code !== null ? `exit ${m.exit_code}` : m.status;
-        const text =
-          m.status === 'ok'
-            ? this.c('green', `  └ ${code}`) + dur
-            : m.status === 'error'
-              ? this.c('red', `  └ ${code}`) + dur
-              : this.c('yellow', `  └ ${m.status}`);
-        this.logLine(text);
-        return;
-      }
-      case 'exec_approval_request': {
-        const desc = sanitize(describeCall(m.tool, m.arguments));
-        this.logLine(`${this.c('yellow', '⏸ approval needed:')} ${m.tool === 'shell' ? '$ ' : `${m.tool} `}${this.c('bold', desc)} ${this.c('gray', `(in ${m.cwd})`)}`);
-        return;
-      }
-      case 'approval_resolved':
-        this.logLine(this.c(m.decision === 'deny' || m.decision === 'abort' ? 'yellow' : 'gray', `  ${DECISION_TEXT[m.decision]}`));
-        return;
-      case 'turn_resumed':
-        this.logLine(this.c('yellow', `↻ turn resumed after a daemon restart (attempt ${m.attempt})`));
-        return;
-      case 'turn_complete': {
-        const tokens = m.usage.input_tokens + m.usage.output_tokens;
-        this.logLine(this.c('gray', `── ${turnSummary(m.duration_ms, m.tool_calls, tokens)}`));
-        return;
-      }
-      case 'turn_interrupted':
-        this.logLine(this.c('yellow', `── interrupted${m.reason !== 'interrupted' ? `: ${m.reason}` : ''}`));
-        return;
-      case 'turn_failed':
-        this.logLine(this.c('red', `── turn failed: ${m.error.code}: ${m.error.message}`));
-        return;
-      case 'warning':
-        this.logLine(this.c('yellow', `⚠ ${sanitize(m.message)}`));
-        return;
-      case 'model_changed':
-        this.logLine(this.c('gray', `model → ${m.route}`));
-        return;
-      default:
-        return;
-    }
+    const type = ev.msg.type;
+    if (!Object.hasOwn(PlainPrinter.ON_EVENT, type)) return;
+    (PlainPrinter.ON_EVENT[type] as (p: PlainPrinter, m: EventMsg) => void)(this, ev.msg);
   }
 
   /** End any open line (before exiting). */
