@@ -47,14 +47,21 @@ async function setup(batches: number) {
   return { subs, got, warnings, errors, attached, connect };
 }
 
+/** A setup with `batches` committed, attached over a first connection. */
+async function attached(batches: number, options: { replayBatches?: number; afterSequence?: number } = {}) {
+  const t = await setup(batches);
+  const conn = await t.connect();
+  const answer = await t.subs.attach(conn, 's1', options);
+  return { ...t, answer };
+}
+
 const seqs = (bs: BatchFrame[]) => bs.map((b) => b.sequence);
 const warning = (n: number) => [ev({ type: 'warning', message: `x${n}` })];
 
 describe('ClientSubscriptions', () => {
   it('replays from the oldest batch sent and streams on without duplicates', async () => {
-    const t = await setup(4);
-    const conn = await t.connect();
-    const a = await t.subs.attach(conn, 's1', { replayBatches: 2 });
+    const t = await attached(4, { replayBatches: 2 });
+    const a = t.answer;
     expect(a.next_before_sequence).toBe(3);
     await waitFor(() => t.got.length === 2, 'replay');
     expect(t.subs.lastSequence('s1')).toBe(4);
@@ -66,9 +73,7 @@ describe('ClientSubscriptions', () => {
   });
 
   it('with replayBatches 0 starts after the head', async () => {
-    const t = await setup(3);
-    const conn = await t.connect();
-    await t.subs.attach(conn, 's1', { replayBatches: 0 });
+    const t = await attached(3, { replayBatches: 0 });
     expect(t.subs.lastSequence('s1')).toBe(3);
     server!.commit('s1', warning(4));
     await waitFor(() => t.got.length === 1, 'live batch');
@@ -76,9 +81,7 @@ describe('ClientSubscriptions', () => {
   });
 
   it('fills a gap from history, in order', async () => {
-    const t = await setup(1);
-    const conn = await t.connect();
-    await t.subs.attach(conn, 's1', {});
+    const t = await attached(1);
     await waitFor(() => t.got.length === 1, 'replay');
     server!.commitSilently('s1', warning(2));
     server!.commitSilently('s1', warning(3));
@@ -89,9 +92,7 @@ describe('ClientSubscriptions', () => {
   });
 
   it('warns when history cannot fill a gap, and goes on with what comes', async () => {
-    const t = await setup(1);
-    const conn = await t.connect();
-    await t.subs.attach(conn, 's1', { afterSequence: 1 });
+    const t = await attached(1, { afterSequence: 1 });
     // A batch far ahead that the fake journal does not hold below it.
     server!.sendRaw('s1', { type: 'batch', session_id: 's1', sequence: 9, events: warning(9) });
     await waitFor(() => t.warnings.length === 1, 'warning');
@@ -101,9 +102,7 @@ describe('ClientSubscriptions', () => {
   });
 
   it('re-attaches after a new connection with after_sequence, resumed', async () => {
-    const t = await setup(2);
-    const first = await t.connect();
-    await t.subs.attach(first, 's1', {});
+    const t = await attached(2);
     await waitFor(() => t.got.length === 2, 'replay');
     t.subs.suspend();
     server!.commitSilently('s1', warning(3));
@@ -117,9 +116,7 @@ describe('ClientSubscriptions', () => {
   });
 
   it('forgets a session that is gone on resume and says so', async () => {
-    const t = await setup(1);
-    const first = await t.connect();
-    await t.subs.attach(first, 's1', {});
+    const t = await attached(1);
     server!.sessions.delete('s1');
     t.subs.suspend();
     t.subs.resume(await t.connect());
