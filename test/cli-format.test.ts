@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Event } from '../protocol/index.js';
 import { chooseSession, mostRecent } from '../src/cli/attach.js';
-import { formatSessionsTable } from '../src/cli/sessions.js';
-import { PlainPrinter } from '../src/tui/plain.js';
+import { TurnWatch } from '../src/cli/turn-watch.js';
+import { PlainPrinter } from '../src/render/plain.js';
+import { formatSessionsTable } from '../src/render/sessions-table.js';
 import { descriptor, echoTurn, ev } from './helpers/tui.js';
 
 describe('attach: which session', () => {
@@ -46,6 +47,23 @@ describe('attach: which session', () => {
   });
 });
 
+describe('send: which events are the turn of the submission', () => {
+  it('follows the submission, then its turn, and maps the end to an exit code', () => {
+    const w = new TurnWatch('u1');
+    const other = ev({ type: 'warning', message: 'x' }, { submission_id: 'other', turn_id: 't0' });
+    expect(w.owns(other)).toBe(false);
+    const user = ev({ type: 'user_message', text: 'hi', mode: 'turn' }, { submission_id: 'u1', turn_id: 't1' });
+    expect(w.owns(user)).toBe(true);
+    const delta = ev({ type: 'agent_message_delta', delta: 'h' }, { turn_id: 't1' });
+    expect(w.owns(delta)).toBe(true);
+    expect(w.exitCode(delta)).toBeNull();
+    const end = ev({ type: 'turn_failed', error: { code: 'model_error', message: 'x' } } as never, { turn_id: 't1' });
+    expect(w.exitCode(end)).toBe(1);
+    expect(w.exitCode(ev({ type: 'turn_complete' } as never, { turn_id: 't0' }))).toBeNull();
+    expect(w.exitCode(ev({ type: 'turn_complete' } as never, { turn_id: 't1' }))).toBe(0);
+  });
+});
+
 describe('sessions table', () => {
   it('aligns columns and shows relative times', () => {
     const now = 1_000_000;
@@ -63,6 +81,17 @@ describe('sessions table', () => {
       '',
     ]);
     expect(formatSessionsTable([])).toMatch(/no sessions/);
+  });
+
+  it('strips escape sequences, control characters and line breaks from titles and paths', () => {
+    const out = formatSessionsTable(
+      [descriptor({ session_id: 's', title: '\x1b[2J\x1b]0;pwned\x07evil\rok\nsecond\x00line\x9b', cwd: '/tmp/\x1b[31mx' })],
+      0,
+    );
+    expect(out).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    const row = out.split('\n')[1]!;
+    expect(row).toMatch(/ok secondline\s+\/tmp\/x$/);
+    expect(out.split('\n')).toHaveLength(3);
   });
 });
 
@@ -106,5 +135,19 @@ describe('send: plain printer', () => {
       '── turn failed: x: y',
       '',
     ]);
+  });
+
+  it('prints no escape sequence or control character from any event text', () => {
+    const bad = '\x1b]0;pwned\x07\x1b[2Jbad\x00';
+    const { out, log } = print([
+      [ev({ type: 'user_message', text: bad, mode: 'turn' })],
+      [ev({ type: 'agent_message', text: bad })],
+      [ev({ type: 'warning', message: bad })],
+      [ev({ type: 'model_changed', route: bad, model: 'm', reasoning_effort: null, context_window: null } as never)],
+      [ev({ type: 'turn_interrupted', reason: bad } as never)],
+      [ev({ type: 'turn_failed', error: { code: 'x', message: bad } })],
+    ]);
+    expect(out + log).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    expect(log).toContain('── turn failed: x: bad');
   });
 });

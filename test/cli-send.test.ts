@@ -41,6 +41,11 @@ describe('agentd sessions', () => {
     expect(ids).toContain(b);
     expect(lines.find((l) => l.startsWith(a))).toMatch(/idle\s+scripted\s+\d+s ago\s+\d+\s+first one/);
 
+    const c = await newSession({ title: 'bad\x1b]0;pwned\x07\x1b[31m title\nnext' });
+    const cleaned = await agentd('sessions');
+    expect(cleaned.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
+    expect(cleaned.stdout.split('\n').find((l) => l.startsWith(c))).toMatch(/bad title next/);
+
     const json = await agentd('sessions', '--json', '--limit', '1');
     expect(json.code).toBe(0);
     const parsed = JSON.parse(json.stdout) as Array<{ session_id: string }>;

@@ -5,8 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BatchFrame } from '../protocol/index.js';
-import { AgentdClient, backoffDelay } from '../src/client/client.js';
-import { Connection, normalizeUrl, parseServerFrameLenient } from '../src/client/connection.js';
+import { backoffDelay } from '../src/client/backoff.js';
+import { AgentdClient } from '../src/client/client.js';
+import { ClientConnection } from '../src/client/connection.js';
+import { parseServerFrameLenient } from '../src/client/frames.js';
+import { normalizeUrl } from '../src/client/handshake.js';
 import { ConnectionError, ServerError } from '../src/client/errors.js';
 import { FakeServer, echoTurn, ev, waitFor } from './helpers/tui.js';
 
@@ -24,7 +27,7 @@ function track<T extends { close(): void }>(c: T): T {
   return c;
 }
 
-describe('Connection', () => {
+describe('ClientConnection', () => {
   it('normalises URLs', () => {
     expect(normalizeUrl('ws://127.0.0.1:7777')).toBe('ws://127.0.0.1:7777/v1');
     expect(normalizeUrl('http://h:1/')).toBe('ws://h:1/v1');
@@ -45,7 +48,7 @@ describe('Connection', () => {
     server = await FakeServer.start();
     server.token = 'T';
     server.addSession({ session_id: 'a' });
-    const conn = track(await Connection.open({ url: server.url, token: 'T', clientName: 'test/1' }));
+    const conn = track(await ClientConnection.open({ url: server.url, token: 'T', clientName: 'test/1' }));
     expect(conn.server).toBe('fake/1.0');
     expect(server.received[0]!.frame).toMatchObject({ type: 'hello', protocol: 1, client: 'test/1', token: 'T' });
     const [list, created] = await Promise.all([conn.listSessions(), conn.createSession({})]);
@@ -61,7 +64,7 @@ describe('Connection', () => {
   it('fails without retry on a bad token, and with a clear message when nothing listens', async () => {
     server = await FakeServer.start();
     server.token = 'right';
-    const bad = await Connection.open({ url: server.url, token: 'wrong' }).catch((e: unknown) => e);
+    const bad = await ClientConnection.open({ url: server.url, token: 'wrong' }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ConnectionError);
     expect((bad as ConnectionError).retryable).toBe(false);
     expect((bad as Error).message).toMatch(/unauthorized/);
@@ -69,7 +72,7 @@ describe('Connection', () => {
     const port = server.port;
     await server.stop();
     server = undefined;
-    const refused = await Connection.open({ url: `ws://127.0.0.1:${port}` }).catch((e: unknown) => e);
+    const refused = await ClientConnection.open({ url: `ws://127.0.0.1:${port}` }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ConnectionError);
     expect((refused as ConnectionError).retryable).toBe(true);
     expect((refused as Error).message).toMatch(/connection refused/);
@@ -78,7 +81,7 @@ describe('Connection', () => {
   it('rejects pending requests when the connection drops', async () => {
     server = await FakeServer.start();
     server.addSession({ session_id: 'a' });
-    const conn = track(await Connection.open({ url: server.url }));
+    const conn = track(await ClientConnection.open({ url: server.url }));
     const closed = new Promise((r) => conn.events.on('close', r));
     server.dropAll();
     await closed;

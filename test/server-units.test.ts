@@ -6,13 +6,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   DAEMON_FILE,
   defaultDataDir,
-  localDaemonEndpoint,
   readDaemonInfo,
   readToken,
   removeDaemonInfo,
   resolveServerToken,
   writeDaemonInfo,
-} from '../src/cli/data-dir.js';
+} from '../src/data-dir/data-dir.js';
+import { resolveEndpoint } from '../src/client/endpoint.js';
 import { authenticate, isLoopbackHost, tokensEqual, upgradeCredentials } from '../src/server/auth.js';
 import { wsUrl } from '../src/server/index.js';
 import { tempDataDir } from './helpers/daemon.js';
@@ -95,11 +95,11 @@ describe('data dir', () => {
   it('writes, reads and removes daemon.json; finds a live daemon', () => {
     const dir = fresh();
     expect(readDaemonInfo(dir)).toBeNull();
-    expect(() => localDaemonEndpoint(dir)).toThrow(/no agentd daemon/);
+    expect(resolveEndpoint({ dataDir: dir }, {})).toMatchObject({ urlSource: 'default' });
     writeDaemonInfo(dir, { url: 'ws://127.0.0.1:1234', pid: process.pid, auth: true, started_at: 1, version: '0' });
     expect(statSync(join(dir, DAEMON_FILE)).mode & 0o777).toBe(0o600);
     resolveServerToken(dir, 'tok');
-    expect(localDaemonEndpoint(dir)).toEqual({ url: 'ws://127.0.0.1:1234/v1', token: 'tok' });
+    expect(resolveEndpoint({ dataDir: dir }, {})).toMatchObject({ url: 'ws://127.0.0.1:1234', token: 'tok', urlSource: 'daemon.json', daemonAlive: true });
     removeDaemonInfo(dir, process.pid + 1); // not ours: kept
     expect(readDaemonInfo(dir)).not.toBeNull();
     removeDaemonInfo(dir);

@@ -8,18 +8,18 @@ import { createElement as h } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExecApprovalRequestMsg } from '../protocol/index.js';
 import { AgentdClient } from '../src/client/client.js';
-import { App } from '../src/tui/App.js';
-import { ApprovalPrompt } from '../src/tui/ApprovalPrompt.js';
+import { App } from '../src/tui/app.js';
+import { ApprovalPrompt } from '../src/tui/approval-prompt.js';
 import { TuiController } from '../src/tui/controller.js';
-import { InputBox } from '../src/tui/InputBox.js';
+import { InputBox } from '../src/tui/input-box.js';
 import { emptyInput, setValue } from '../src/tui/input.js';
-import { StatusLine } from '../src/tui/StatusLine.js';
+import { StatusLine } from '../src/tui/status-line.js';
 import { seg } from '../src/tui/text.js';
-import { Transcript } from '../src/tui/Transcript.js';
-import { emptyTranscript, type SessionInfo } from '../src/tui/transcript.js';
+import { Transcript } from '../src/tui/transcript-view.js';
+import type { SessionInfo } from '../src/tui/session-info.js';
+import { emptyTranscript } from '../src/tui/transcript.js';
 import { FakeServer, echoTurn, ev, waitFor } from './helpers/tui.js';
 
-// eslint-disable-next-line no-control-regex
 const strip = (s: string | undefined) => (s ?? '').replace(/\x1b\[[0-9;]*m/g, '');
 
 const REQ: ExecApprovalRequestMsg = {

@@ -8,17 +8,12 @@ import type { BatchFrame, Event } from '../protocol/index.js';
 import { parseCommand, suggest } from '../src/tui/commands.js';
 import { commit, editInput, emptyInput, type InputState, type KeyInfo } from '../src/tui/input.js';
 import { layoutItem, layoutTranscript } from '../src/tui/layout.js';
-import { formatDuration, sanitize, textWidth, wrap, seg, truncateLine, type Line } from '../src/tui/text.js';
-import {
-  MAX_TOOL_OUTPUT_CHARS,
-  applyBatch,
-  applyBatches,
-  emptyTranscript,
-  sessionStatus,
-  withDescriptor,
-  type ToolItem,
-  type TranscriptState,
-} from '../src/tui/transcript.js';
+import { formatDuration } from '../src/render/format.js';
+import { sanitize } from '../src/render/sanitize.js';
+import { MAX_TOOL_OUTPUT_CHARS, type ToolItem } from '../src/tui/items.js';
+import { sessionInfoStatus } from '../src/tui/session-info.js';
+import { lineWidth, wrap, seg, truncateLine, type Line } from '../src/tui/text.js';
+import { applyBatch, applyBatches, emptyTranscript, withDescriptor, type TranscriptState } from '../src/tui/transcript.js';
 import { batch, descriptor, echoTurn, ev } from './helpers/tui.js';
 
 const text = (l: Line) => l.map((s) => s.text).join('');
@@ -62,7 +57,7 @@ describe('transcript reducer', () => {
     const batches = fold(echoTurn('hello'));
     let s = emptyTranscript('s1');
     s = applyBatch(s, batches[0]!);
-    expect(sessionStatus(s.info)).toBe('running');
+    expect(sessionInfoStatus(s.info)).toBe('running');
     expect(s.info.activeTurnId).toBe('t1');
     s = applyBatch(s, batches[1]!);
     s = applyBatch(s, batches[2]!);
@@ -70,7 +65,7 @@ describe('transcript reducer', () => {
     s = applyBatch(s, batches[3]!);
     expect(s.items.map((i) => i.kind)).toEqual(['user', 'agent', 'turn_end']);
     expect(s.items[1]).toMatchObject({ text: 'echo: hello', streaming: false });
-    expect(sessionStatus(s.info)).toBe('idle');
+    expect(sessionInfoStatus(s.info)).toBe('idle');
     expect(s.info.usage).toEqual({ input_tokens: 3, output_tokens: 4 });
     expect(rows(s)).toEqual(['› hello', '', '● echo: hello', '', expect.stringMatching(/^── done in 12ms · 7 tokens ─+$/)]);
   });
@@ -94,7 +89,7 @@ describe('transcript reducer', () => {
     expect(s.firstSeq).toBe(1);
     expect(rows(s)).toEqual(rows(whole));
     expect(s.info.pendingApproval?.approval_id).toBe('a1');
-    expect(sessionStatus(s.info)).toBe('awaiting_approval');
+    expect(sessionInfoStatus(s.info)).toBe('awaiting_approval');
   });
 
   it('renders a tool call with approval, streamed stdout/stderr and its result', () => {
@@ -147,7 +142,7 @@ describe('transcript reducer', () => {
     expect(r).toContain('■ $ sleep 9');
     expect(r).toContain('  └ interrupted');
     expect(r.at(-1)).toMatch(/^── interrupted ─+$/);
-    expect(sessionStatus(s.info)).toBe('idle');
+    expect(sessionInfoStatus(s.info)).toBe('idle');
   });
 
   it('renders failures, warnings, model changes, resumes, capability output and queued messages', () => {
@@ -200,6 +195,11 @@ describe('transcript reducer', () => {
     expect(s.info.model?.route).toBe('local');
   });
 
+  it('shows an event type it does not know as a notice naming it, even one named like an Object method', () => {
+    const s = applyBatches(emptyTranscript(), fold([[ev({ type: 'future_event' } as never)], [ev({ type: 'toString' } as never)]]));
+    expect(s.items.map((i) => (i.kind === 'notice' ? i.text : i.kind))).toEqual(['event future_event', 'event toString']);
+  });
+
   it('keeps a reply cut off by a restart and starts a new one after turn_resumed', () => {
     const tags = { submission_id: 'u', turn_id: 't' };
     const s = applyBatches(
@@ -212,14 +212,14 @@ describe('transcript reducer', () => {
       ]),
     );
     expect(rows(s)).toEqual(['● sl', '', '⚠ turn resumed after a daemon restart (attempt 1)', '', '● slept']);
-    expect(sessionStatus(s.info)).toBe('running');
+    expect(sessionInfoStatus(s.info)).toBe('running');
   });
 
   it('takes the pending approval and running turn from the attach descriptor', () => {
     const req = { type: 'exec_approval_request' as const, approval_id: 'a9', call_id: 'c9', tool: 'shell', arguments: { command: 'make' }, cwd: '/p' };
     const s = withDescriptor(emptyTranscript(), descriptor({ status: 'awaiting_approval', active_turn_id: 't9', pending_approval: req }));
     expect(s.info.pendingApproval).toEqual(req);
-    expect(sessionStatus(s.info)).toBe('awaiting_approval');
+    expect(sessionInfoStatus(s.info)).toBe('awaiting_approval');
   });
 
   it('keeps only the tail of a huge tool output', () => {
@@ -260,9 +260,9 @@ describe('text', () => {
   });
 
   it('measures wide characters and truncates', () => {
-    expect(textWidth('abc')).toBe(3);
-    expect(textWidth('日本')).toBe(4);
-    expect(textWidth('e\u0301')).toBe(1);
+    expect(lineWidth([seg('abc')])).toBe(3);
+    expect(lineWidth([seg('日本')])).toBe(4);
+    expect(lineWidth([seg('e\u0301')])).toBe(1);
     expect(text(truncateLine([seg('hello world')], 6))).toBe('hello…');
   });
 

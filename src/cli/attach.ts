@@ -7,9 +7,10 @@
 import { Command, Option } from 'commander';
 import { ApprovalPolicySchema, type ApprovalPolicy, type CreateSessionConfig, type SessionDescriptor } from '../../protocol/index.js';
 import type { AgentdClient } from '../client/client.js';
-import { CliExit, EXIT, addConnectionOptions, attachFailure, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
+import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
+import { CliExit, EXIT, attachFailure, runCliCommand } from './exit.js';
 import { TuiController } from '../tui/controller.js';
-import { packageVersion } from './main.js';
+import { packageVersion } from './version.js';
 
 export interface AttachFlags extends ConnectionFlags {
   new?: boolean;
@@ -46,7 +47,7 @@ Detaching never stops the session; attach again to pick up where it is.`,
     );
   addConnectionOptions(cmd);
   cmd.action((sessionId: string | undefined, flags: AttachFlags) =>
-    runCommand('attach', () => attach(sessionId, flags)),
+    runCliCommand('attach', () => attach(sessionId, flags)),
   );
   program.addCommand(cmd);
 }
@@ -88,7 +89,7 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     throw new CliExit('attach needs an interactive terminal; for scripts use "agentd send" and "agentd sessions"');
   }
-  const { client } = await connectClient(flags, `agentd-tui/${packageVersion()}`);
+  const client = await connectClient(flags, `agentd-tui/${packageVersion()}`);
   const controller = new TuiController(client);
   let chosen: string;
   try {
@@ -111,7 +112,7 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
   const [{ render }, { createElement }, { App }] = await Promise.all([
     import('ink'),
     import('react'),
-    import('../tui/App.js'),
+    import('../tui/app.js'),
   ]);
   process.stdout.write(ALT_SCREEN_ON + PASTE_ON);
   const restore = () => process.stdout.write(PASTE_OFF + ALT_SCREEN_OFF);

@@ -2,14 +2,12 @@
  * The `agentd` command line. Each subcommand lives in its own module exporting a
  * `register(program)` function; add it to COMMANDS below (one line).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerServe } from './serve.js';
 import { registerAttach } from './attach.js';
 import { registerSend } from './send.js';
 import { registerSessions } from './sessions.js';
+import { packageVersion } from './version.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -20,25 +18,6 @@ const COMMANDS: RegisterCommand[] = [
   registerSend,
   registerSessions,
 ];
-
-/** The version in the package.json above this module (works from src/ and dist/). */
-export function packageVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      try {
-        const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-        if (pkg.name === 'agentd' && typeof pkg.version === 'string') return pkg.version;
-      } catch {
-        // not ours; keep looking
-      }
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return '0.0.0';
-    dir = parent;
-  }
-}
 
 export function buildProgram(): Command {
   const program = new Command('agentd')

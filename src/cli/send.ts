@@ -16,7 +16,6 @@
  * rejected submission, 130 detached with Ctrl-C (the turn keeps running).
  */
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import {
   MessageModeSchema,
@@ -26,12 +25,16 @@ import {
   type ExecApprovalRequestMsg,
   type MessageMode,
   type MessageOp,
+  type Submission,
 } from '../../protocol/index.js';
 import { newSubmissionId, type AgentdClient } from '../client/client.js';
-import { CliExit, EXIT, addConnectionOptions, attachFailure, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
 import { ConnectionError, describeError } from '../client/errors.js';
-import { PlainPrinter } from '../tui/plain.js';
-import { packageVersion } from './main.js';
+import { PlainPrinter } from '../render/plain.js';
+import { askApproval } from './ask-approval.js';
+import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
+import { CliExit, EXIT, attachFailure, runCliCommand } from './exit.js';
+import { TurnWatch } from './turn-watch.js';
+import { packageVersion } from './version.js';
 
 export interface SendFlags extends ConnectionFlags {
   json?: boolean;
@@ -67,7 +70,7 @@ Exit codes: 0 turn completed, 1 turn failed or interrupted, 2 usage or connectio
     );
   addConnectionOptions(cmd);
   cmd.action((sessionId: string, text: string, flags: SendFlags) =>
-    runCommand('send', () => send(sessionId, text, flags)),
+    runCliCommand('send', () => send(sessionId, text, flags)),
   );
   program.addCommand(cmd);
 }
@@ -86,7 +89,7 @@ async function send(sessionId: string, rawText: string, flags: SendFlags): Promi
   const colors = !process.env.NO_COLOR && Boolean(process.stderr.isTTY);
   const printer = new PlainPrinter(process.stdout, process.stderr, colors);
 
-  const { client } = await connectClient(flags, `agentd-send/${packageVersion()}`, {
+  const client = await connectClient(flags, `agentd-send/${packageVersion()}`, {
     maxReconnectAttempts: 40,
     backoff: { initialMs: 200, maxMs: 2000 },
   });
@@ -98,6 +101,81 @@ async function send(sessionId: string, rawText: string, flags: SendFlags): Promi
   }
 }
 
+/** Prints the turn's events: JSON lines on stdout with --json, else the plain printer. */
+function eventWriter(flags: SendFlags, printer: PlainPrinter): (b: BatchFrame, ev: Event) => void {
+  return (b, ev) => {
+    if (flags.json) process.stdout.write(`${JSON.stringify({ session_id: b.session_id, sequence: b.sequence, ...ev })}\n`);
+    else printer.event(ev);
+  };
+}
+
+/**
+ * Answers the turn's approval requests: --approve / --deny, else the terminal when
+ * interactive, else a note that another frontend must answer. `resolved()` cancels a
+ * question answered elsewhere; `cancel()` the open one at the end.
+ */
+class ApprovalResponder {
+  private prompt: AbortController | null = null;
+
+  constructor(
+    private readonly client: AgentdClient,
+    private readonly sessionId: string,
+    private readonly flags: SendFlags,
+    private readonly interactive: boolean,
+    private readonly printer: PlainPrinter,
+  ) {}
+
+  request(req: ExecApprovalRequestMsg): void {
+    if (this.flags.approve) return void this.answer(req, 'approve');
+    if (this.flags.deny) return void this.answer(req, 'deny');
+    if (!this.interactive) {
+      this.printer.note(`waiting for approval — answer it in "agentd attach ${this.sessionId}" (or use --approve / --deny)`, 'yellow');
+      return;
+    }
+    this.cancel();
+    const ac = new AbortController();
+    this.prompt = ac;
+    void askApproval(ac.signal).then((decision) => {
+      if (this.prompt === ac) this.prompt = null;
+      if (decision) void this.answer(req, decision);
+    });
+  }
+
+  /** An approval was resolved (here or elsewhere): stop asking. */
+  resolved(): void {
+    this.cancel();
+  }
+
+  cancel(): void {
+    this.prompt?.abort();
+    this.prompt = null;
+  }
+
+  private async answer(req: ExecApprovalRequestMsg, decision: ApprovalDecision): Promise<void> {
+    try {
+      await this.client.submit(this.sessionId, { id: newSubmissionId('send'), op: { type: 'exec_approval', id: req.approval_id, decision } });
+    } catch (err) {
+      this.printer.note(`could not answer the approval: ${describeError(err)}`, 'red');
+    }
+  }
+}
+
+/** Submit, re-sending the same id after a reconnect (the daemon deduplicates it). */
+async function submitRetrying(client: AgentdClient, sessionId: string, submission: Submission): Promise<void> {
+  for (;;) {
+    try {
+      await client.submit(sessionId, submission);
+      return;
+    } catch (err) {
+      if (!(err instanceof ConnectionError && err.retryable)) throw new CliExit(`message rejected: ${describeError(err)}`);
+      await client.waitConnected().catch((e: unknown) => {
+        throw new CliExit(`lost the connection to the daemon: ${describeError(e)}`);
+      });
+    }
+  }
+}
+
+/** Send the message and print its turn until it ends; resolves with the exit code. */
 async function followTurn(
   client: AgentdClient,
   sessionId: string,
@@ -107,8 +185,9 @@ async function followTurn(
   interactive: boolean,
 ): Promise<number> {
   const submissionId = flags.id ?? newSubmissionId('send');
-  let turnId: string | null = null;
-  let pendingPrompt: AbortController | null = null;
+  const watch = new TurnWatch(submissionId);
+  const approvals = new ApprovalResponder(client, sessionId, flags, interactive, printer);
+  const write = eventWriter(flags, printer);
   let settle!: (code: number) => void;
   let fail!: (err: Error) => void;
   const done = new Promise<number>((resolve, reject) => {
@@ -116,57 +195,15 @@ async function followTurn(
     fail = reject;
   });
 
-  const emit = (b: BatchFrame, ev: Event) => {
-    if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ session_id: b.session_id, sequence: b.sequence, ...ev })}\n`);
-    } else {
-      printer.event(ev);
-    }
-  };
-
-  const answer = async (req: ExecApprovalRequestMsg, decision: ApprovalDecision) => {
-    try {
-      await client.submit(sessionId, { id: newSubmissionId('send'), op: { type: 'exec_approval', id: req.approval_id, decision } });
-    } catch (err) {
-      printer.note(`could not answer the approval: ${describeError(err)}`, 'red');
-    }
-  };
-
-  const onApproval = (req: ExecApprovalRequestMsg) => {
-    if (flags.approve) {
-      void answer(req, 'approve');
-    } else if (flags.deny) {
-      void answer(req, 'deny');
-    } else if (interactive) {
-      pendingPrompt?.abort();
-      const ac = new AbortController();
-      pendingPrompt = ac;
-      void askApproval(ac.signal).then((decision) => {
-        if (pendingPrompt === ac) pendingPrompt = null;
-        if (decision) void answer(req, decision);
-      });
-    } else {
-      printer.note(`waiting for approval — answer it in "agentd attach ${sessionId}" (or use --approve / --deny)`, 'yellow');
-    }
-  };
-
   const offBatch = client.events.on('batch', (b) => {
     if (b.session_id !== sessionId) return;
     for (const ev of b.events) {
-      const ours = ev.submission_id === submissionId || (turnId !== null && ev.turn_id === turnId);
-      if (!ours) continue;
-      if (turnId === null && ev.turn_id !== null) turnId = ev.turn_id;
-      emit(b, ev);
-      const m = ev.msg;
-      if (m.type === 'exec_approval_request') onApproval(m);
-      if (m.type === 'approval_resolved' && pendingPrompt) {
-        pendingPrompt.abort();
-        pendingPrompt = null;
-      }
-      if (turnId !== null && ev.turn_id === turnId) {
-        if (m.type === 'turn_complete') settle(EXIT.ok);
-        if (m.type === 'turn_interrupted' || m.type === 'turn_failed') settle(EXIT.turnFailed);
-      }
+      if (!watch.owns(ev)) continue;
+      write(b, ev);
+      if (ev.msg.type === 'exec_approval_request') approvals.request(ev.msg);
+      if (ev.msg.type === 'approval_resolved') approvals.resolved();
+      const code = watch.exitCode(ev);
+      if (code !== null) settle(code);
     }
   });
   const offState = client.events.on('state', (s) => {
@@ -185,65 +222,18 @@ async function followTurn(
   process.once('SIGINT', onSigint);
 
   try {
-    try {
-      await client.attach(sessionId, { replayBatches: 0 });
-    } catch (err) {
+    await client.attach(sessionId, { replayBatches: 0 }).catch((err: unknown) => {
       throw attachFailure(err, sessionId);
-    }
-
+    });
     const op: MessageOp = { type: 'message', text };
     if (flags.mode) op.mode = flags.mode;
-    // Submit, re-sending the same id after a reconnect (the daemon deduplicates it).
-    for (;;) {
-      try {
-        await client.submit(sessionId, { id: submissionId, op });
-        break;
-      } catch (err) {
-        if (err instanceof ConnectionError && err.retryable) {
-          await client.waitConnected().catch((e: unknown) => {
-            throw new CliExit(`lost the connection to the daemon: ${describeError(e)}`);
-          });
-          continue;
-        }
-        throw new CliExit(`message rejected: ${describeError(err)}`);
-      }
-    }
+    await submitRetrying(client, sessionId, { id: submissionId, op });
     return await done;
   } finally {
-    (pendingPrompt as AbortController | null)?.abort();
+    approvals.cancel();
     process.off('SIGINT', onSigint);
     offBatch();
     offState();
     offError();
-  }
-}
-
-const ANSWERS: Record<string, ApprovalDecision> = {
-  y: 'approve',
-  yes: 'approve',
-  a: 'approve_for_session',
-  always: 'approve_for_session',
-  n: 'deny',
-  no: 'deny',
-  x: 'abort',
-  abort: 'abort',
-};
-
-/** Ask on the terminal; null when aborted (answered elsewhere, or the turn ended). */
-async function askApproval(signal: AbortSignal): Promise<ApprovalDecision | null> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  rl.on('SIGINT', () => process.emit('SIGINT'));
-  try {
-    for (;;) {
-      const reply = (await rl.question('approve? [y]es / [a]lways (this session) / [n]o / [x] abort turn: ', { signal }))
-        .trim()
-        .toLowerCase();
-      const decision = ANSWERS[reply];
-      if (decision) return decision;
-    }
-  } catch {
-    return null;
-  } finally {
-    rl.close();
   }
 }

@@ -19,7 +19,7 @@ import {
   resolveDataDir,
   resolveServerToken,
   writeDaemonInfo,
-} from './data-dir.js';
+} from '../data-dir/data-dir.js';
 
 export interface ServeOptions {
   host: string;

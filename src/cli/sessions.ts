@@ -4,10 +4,10 @@
  * Exit codes: 0 ok, 2 usage / connection errors.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import type { SessionDescriptor } from '../../protocol/index.js';
-import { EXIT, addConnectionOptions, connectClient, runCommand, type ConnectionFlags } from '../client/cli.js';
-import { relativeTime } from '../tui/text.js';
-import { packageVersion } from './main.js';
+import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
+import { EXIT, runCliCommand } from './exit.js';
+import { formatSessionsTable } from '../render/sessions-table.js';
+import { packageVersion } from './version.js';
 
 interface SessionsFlags extends ConnectionFlags {
   json?: boolean;
@@ -27,40 +27,12 @@ export function registerSessions(program: Command): void {
     .option('-n, --limit <n>', 'show at most N sessions', parseLimit)
     .version(packageVersion(), '-V, --version', 'print the version');
   addConnectionOptions(cmd);
-  cmd.action((flags: SessionsFlags) => runCommand('sessions', () => sessions(flags)));
+  cmd.action((flags: SessionsFlags) => runCliCommand('sessions', () => sessions(flags)));
   program.addCommand(cmd);
 }
 
-const STATUS_LABEL: Record<SessionDescriptor['status'], string> = {
-  idle: 'idle',
-  running: 'running',
-  awaiting_approval: 'approval',
-};
-
-/** Plain-text table of sessions (no colours; stable for scripts that grep it). */
-export function formatSessionsTable(sessions: readonly SessionDescriptor[], now = Date.now()): string {
-  if (sessions.length === 0) return 'no sessions (start one with "agentd attach --new")\n';
-  const rows = sessions.map((s) => [
-    s.session_id,
-    STATUS_LABEL[s.status],
-    s.model.route,
-    relativeTime(s.updated_at, now),
-    String(s.head_sequence),
-    s.title ?? '',
-    s.cwd,
-  ]);
-  const head = ['SESSION', 'STATUS', 'MODEL', 'UPDATED', 'BATCHES', 'TITLE', 'CWD'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) =>
-    r
-      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  return [fmt(head), ...rows.map(fmt)].join('\n') + '\n';
-}
-
 async function sessions(flags: SessionsFlags): Promise<number> {
-  const { client } = await connectClient(flags, `agentd-cli/${packageVersion()}`, { maxReconnectAttempts: 0 });
+  const client = await connectClient(flags, `agentd-cli/${packageVersion()}`, { maxReconnectAttempts: 0 });
   try {
     const all = await client.listAllSessions();
     all.sort((a, b) => b.updated_at - a.updated_at);

@@ -1,5 +1,5 @@
 /**
- * A resilient agentd client: one `Connection` at a time, re-opened with exponential
+ * A resilient agentd client: one `ClientConnection` at a time, re-opened with exponential
  * backoff when it drops, re-attaching every attached session with `after_sequence` set
  * to the last sequence delivered — so the `batch` stream seen by the user of this class
  * is, per session, in order with no duplicate and no gap (subscriptions.ts).
@@ -15,15 +15,12 @@ import type {
   Submission,
 } from '../../protocol/index.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
-import { Connection, type ConnectOptions, type ConnectionLike } from './connection.js';
+import { ClientConnection, type ConnectOptions, type ClientConnectionLike } from './connection.js';
 import { Emitter } from './emitter.js';
 import { ConnectionError, describeError } from './errors.js';
 import type { ClientEvents, ClientState } from './events.js';
-import { Subscriptions } from './subscriptions.js';
+import { ClientSubscriptions } from './subscriptions.js';
 
-export { backoffDelay, type BackoffOptions } from './backoff.js';
-export type { ConnectionLike } from './connection.js';
-export type { ClientEvents, ClientState } from './events.js';
 
 export interface ClientOptions extends ConnectOptions {
   backoff?: BackoffOptions;
@@ -31,15 +28,15 @@ export interface ClientOptions extends ConnectOptions {
   maxReconnectAttempts?: number;
   /** Called before every (re)connect: a fresh URL/token (e.g. re-read from daemon.json). */
   refresh?: () => { url: string; token?: string | undefined };
-  /** Open connections with this instead of Connection.open (tests). */
-  connect?: (options: ConnectOptions) => Promise<ConnectionLike>;
+  /** Open connections with this instead of ClientConnection.open (tests). */
+  connect?: (options: ConnectOptions) => Promise<ClientConnectionLike>;
 }
 
 export class AgentdClient {
   readonly events = new Emitter<ClientEvents>();
-  private conn: ConnectionLike | null = null;
+  private conn: ClientConnectionLike | null = null;
   private state: ClientState = { kind: 'idle' };
-  private readonly subs = new Subscriptions(this.events, () => this.conn);
+  private readonly subs = new ClientSubscriptions(this.events, () => this.conn);
   private reconnectTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
   private closedByUser = false;
@@ -80,8 +77,8 @@ export class AgentdClient {
     this.setState({ kind: 'closed' });
   }
 
-  private open(): Promise<ConnectionLike> {
-    const connect = this.options.connect ?? ((o: ConnectOptions) => Connection.open(o));
+  private open(): Promise<ClientConnectionLike> {
+    const connect = this.options.connect ?? ((o: ConnectOptions) => ClientConnection.open(o));
     let options: ConnectOptions = this.options;
     if (this.options.refresh) {
       try {
@@ -100,7 +97,7 @@ export class AgentdClient {
     this.events.emit('state', state);
   }
 
-  private adopt(conn: ConnectionLike): void {
+  private adopt(conn: ClientConnectionLike): void {
     this.conn = conn;
     this.attempt = 0;
     conn.events.on('batch', (b) => {
@@ -118,7 +115,7 @@ export class AgentdClient {
       this.conn = null;
       if (this.closedByUser) return;
       if (!err.retryable) {
-        this.setState({ kind: 'closed', error: err.message });
+        this.setState({ kind: 'closed', error: err.message, failure: err });
         return;
       }
       this.scheduleReconnect(err.message);
@@ -150,13 +147,13 @@ export class AgentdClient {
 
   private async reconnect(): Promise<void> {
     if (this.closedByUser) return;
-    let conn: ConnectionLike;
+    let conn: ClientConnectionLike;
     try {
       conn = await this.open();
     } catch (err) {
       if (this.closedByUser) return;
       if (err instanceof ConnectionError && !err.retryable) {
-        this.setState({ kind: 'closed', error: err.message });
+        this.setState({ kind: 'closed', error: err.message, failure: err });
         return;
       }
       this.scheduleReconnect(describeError(err));
@@ -170,7 +167,7 @@ export class AgentdClient {
     this.subs.resume(conn);
   }
 
-  private requireConn(): ConnectionLike {
+  private requireConn(): ClientConnectionLike {
     if (!this.conn || !this.conn.isOpen || this.state.kind !== 'connected') {
       const why = this.state.kind === 'reconnecting' ? 'reconnecting to the daemon' : 'not connected';
       throw new ConnectionError(why);
@@ -222,9 +219,11 @@ export class AgentdClient {
     return this.requireConn().submit(sessionId, submission);
   }
 
-  /** Resolves when connected (at once if connected); rejects when the client closes for good. */
+  /** Resolves when connected (at once if connected); rejects when the client is or gets closed for good. */
   waitConnected(): Promise<void> {
     if (this.connected) return Promise.resolve();
+    const now = this.state;
+    if (now.kind === 'closed') return Promise.reject(now.failure ?? new ConnectionError(now.error ?? 'connection closed', false));
     return new Promise((resolve, reject) => {
       const off = this.events.on('state', (s) => {
         if (s.kind === 'connected') {
@@ -232,7 +231,7 @@ export class AgentdClient {
           resolve();
         } else if (s.kind === 'closed') {
           off();
-          reject(new ConnectionError(s.error ?? 'connection closed', false));
+          reject(s.failure ?? new ConnectionError(s.error ?? 'connection closed', false));
         }
       });
     });

@@ -9,12 +9,16 @@
 import type WebSocket from 'ws';
 import {
   CLOSE_CODES,
+  CLOSE_PROTOCOL,
+  CLOSE_UNAUTHORIZED,
+  LIMITS,
   REQUEST_ANSWER,
   type Admitted,
   type AnswerOf,
   type AttachOptions,
   type Attached,
   type BatchFrame,
+  type ClientFrame,
   type ClientRequest,
   type CreateSessionConfig,
   type ErrorFrame,
@@ -27,13 +31,11 @@ import {
   type Submission,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
-import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError, ServerError } from './errors.js';
+import { ConnectionError, FrameTooLargeError, ServerError, UnreadableFrameError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
-import { handshake, type HandshakeOptions } from './handshake.js';
+import { DEFAULT_MAX_FRAME_BYTES, handshake, type HandshakeOptions } from './handshake.js';
 import { Waiters } from './waiters.js';
 
-export { parseServerFrameLenient } from './frames.js';
-export { normalizeUrl } from './handshake.js';
 
 export interface ConnectOptions extends HandshakeOptions {
   /** Reject a request whose answer has not come after this long. Default 30000. */
@@ -53,9 +55,9 @@ export type ConnectionEvents = {
   close: [ConnectionError];
 };
 
-/** What AgentdClient needs of a connection (Connection implements it; tests may fake it). */
-export interface ConnectionLike {
-  readonly events: Connection['events'];
+/** What AgentdClient needs of a connection (ClientConnection implements it; tests may fake it). */
+export interface ClientConnectionLike {
+  readonly events: ClientConnection['events'];
   readonly server: string;
   readonly isOpen: boolean;
   createSession(config?: CreateSessionConfig): Promise<SessionDescriptor>;
@@ -67,7 +69,7 @@ export interface ConnectionLike {
   close(): void;
 }
 
-export class Connection implements ConnectionLike {
+export class ClientConnection implements ClientConnectionLike {
   readonly events = new Emitter<ConnectionEvents>();
   /** The `server` string of the welcome frame. */
   server = '';
@@ -84,15 +86,16 @@ export class Connection implements ConnectionLike {
     private readonly ws: WebSocket,
     readonly url: string,
     requestTimeoutMs: number,
+    private readonly maxFrameBytes: number,
   ) {
     this.requests = new Waiters(requestTimeoutMs);
     this.submits = new Waiters(requestTimeoutMs);
   }
 
   /** Open a socket, say hello and wait for welcome. */
-  static open(options: ConnectOptions): Promise<Connection> {
+  static open(options: ConnectOptions): Promise<ClientConnection> {
     return handshake(options, (ws, url, welcome) => {
-      const conn = new Connection(ws, url, options.requestTimeoutMs ?? 30_000);
+      const conn = new ClientConnection(ws, url, options.requestTimeoutMs ?? 30_000, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
       conn.server = welcome.server;
       conn.wire(options.pingIntervalMs ?? 15_000);
       return conn;
@@ -105,10 +108,19 @@ export class Connection implements ConnectionLike {
 
   private wire(pingIntervalMs: number): void {
     this.ws.on('message', (data) => this.onMessage(data.toString()));
-    this.ws.on('error', () => {
+    // A frame the socket cannot read (too large, malformed) is remembered: the close that
+    // follows is then final, because the resumed stream would start at the same frame.
+    let unreadable: { message: string; code: string } | null = null;
+    this.ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code?.startsWith('WS_ERR_')) unreadable = { message: err.message, code: err.code };
       /* 'close' follows */
     });
     this.ws.on('close', (code, reason) => {
+      if (unreadable) {
+        const limit = unreadable.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? ` (limit ${this.maxFrameBytes} bytes)` : '';
+        this.shutdown(new UnreadableFrameError(`the server sent a frame this client cannot take: ${unreadable.message}${limit}`, unreadable.code, code));
+        return;
+      }
       const r = reason.toString();
       const why = r || (code === 1006 ? 'connection dropped' : `close code ${code}`);
       this.shutdown(new ConnectionError(why, code !== CLOSE_UNAUTHORIZED && code !== CLOSE_PROTOCOL, code));
@@ -169,16 +181,19 @@ export class Connection implements ConnectionLike {
     }
   }
 
-  /** Send a frame; throws the close reason once the connection is gone. */
-  private send(frame: object): void {
+  /** Send a frame; throws the close reason once the connection is gone, FrameTooLargeError for a frame over the limit. */
+  private send(frame: ClientFrame): void {
     if (this.closed) throw this.closed;
-    this.ws.send(JSON.stringify(frame));
+    const text = JSON.stringify(frame);
+    const bytes = Buffer.byteLength(text);
+    if (bytes > LIMITS.frameMaxBytes) throw new FrameTooLargeError(bytes, LIMITS.frameMaxBytes);
+    this.ws.send(text);
   }
 
   /** Send a request and wait for its answer (rejects with ServerError on an `error` answer). */
   request<F extends ClientRequest>(frame: F): Promise<AnswerOf<F['type']>> {
     const req_id = `r${this.nextReq++}`;
-    const answer = this.requests.wait(req_id, frame.type, () => this.send({ ...frame, req_id }), REQUEST_ANSWER[frame.type]);
+    const answer = this.requests.wait(req_id, frame.type, () => this.send({ ...frame, req_id } as ClientFrame), REQUEST_ANSWER[frame.type]);
     return answer as Promise<AnswerOf<F['type']>>;
   }
 

@@ -2,7 +2,7 @@
  * Where the daemon is and how to authenticate: explicit options first, then the
  * environment, then the files `agentd serve` writes into its data dir (data-dir.ts).
  */
-import { isProcessAlive, readDaemonInfo, readToken, resolveDataDir } from '../cli/data-dir.js';
+import { isProcessAlive, readDaemonInfo, readToken, resolveDataDir } from '../data-dir/data-dir.js';
 
 export interface EndpointOptions {
   url?: string;

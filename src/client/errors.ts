@@ -14,9 +14,6 @@ export class ServerError extends Error {
   }
 }
 
-/** Close codes of protocol.md "Connecting": after these, reconnecting cannot help. */
-export { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED } from '../../protocol/limits.js';
-
 /**
  * The connection could not be opened, was refused, or closed before an answer came.
  * `retryable` is false when trying again cannot help (bad token, protocol mismatch).
@@ -29,6 +26,38 @@ export class ConnectionError extends Error {
   ) {
     super(message);
     this.name = 'ConnectionError';
+  }
+}
+
+/**
+ * The server sent a frame this client cannot take (over its `maxFrameBytes`, or not a
+ * valid WebSocket frame). Never retryable: after a reconnect the stream would resume at
+ * the same frame, so retrying would loop.
+ */
+export class UnreadableFrameError extends ConnectionError {
+  constructor(
+    message: string,
+    /** The ws error code, e.g. `WS_ERR_UNSUPPORTED_MESSAGE_LENGTH` for a frame over the limit. */
+    readonly wsCode: string,
+    closeCode?: number,
+  ) {
+    super(message, false, closeCode);
+    this.name = 'UnreadableFrameError';
+  }
+}
+
+/**
+ * A frame this client was asked to send is over the protocol's frame limit
+ * (LIMITS.frameMaxBytes): it is not sent — the daemon would close the connection, and
+ * re-sending it after a reconnect would loop. Not retryable.
+ */
+export class FrameTooLargeError extends ConnectionError {
+  constructor(
+    readonly bytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(`frame too large: ${bytes} bytes, the limit is ${limitBytes}`, false);
+    this.name = 'FrameTooLargeError';
   }
 }
 

@@ -1,12 +1,14 @@
 /** What an AgentdClient reports: its connection state, and the frames of attached sessions. */
 import type { Admitted, Attached, BatchFrame, ErrorFrame } from '../../protocol/index.js';
+import type { ConnectionError } from './errors.js';
 
 export type ClientState =
   | { kind: 'idle' }
   | { kind: 'connecting' }
   | { kind: 'connected'; server: string }
   | { kind: 'reconnecting'; attempt: number; delayMs: number; retryAt: number; error: string }
-  | { kind: 'closed'; error?: string };
+  /** For good. `failure` is the typed reason when a connection failure ended it (not `close()`). */
+  | { kind: 'closed'; error?: string; failure?: ConnectionError };
 
 export type ClientEvents = {
   state: [ClientState];

@@ -3,9 +3,12 @@
  * handshake, with failures turned into ConnectionErrors that say whether retrying can help.
  */
 import WebSocket from 'ws';
-import { HandshakeErrorCodeSchema, LIMITS, PROTOCOL_VERSION, type Welcome } from '../../protocol/index.js';
-import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, ConnectionError } from './errors.js';
+import { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED, HandshakeErrorCodeSchema, LIMITS, PROTOCOL_VERSION, type Hello, type Welcome } from '../../protocol/index.js';
+import { ConnectionError } from './errors.js';
 import { parseServerFrameLenient } from './frames.js';
+
+/** The client's default frame limit: twice the spec's (a margin over what a conforming daemon sends). */
+export const DEFAULT_MAX_FRAME_BYTES = LIMITS.frameMaxBytes * 2;
 
 export interface HandshakeOptions {
   /** `ws://host:port` or `ws://host:port/v1`; http(s) URLs are accepted too. */
@@ -15,6 +18,11 @@ export interface HandshakeOptions {
   clientName?: string;
   /** Give up connecting (socket + welcome) after this long. Default 5000. */
   connectTimeoutMs?: number;
+  /**
+   * The largest server frame taken, in bytes (default DEFAULT_MAX_FRAME_BYTES). A larger
+   * frame ends the connection with an UnreadableFrameError.
+   */
+  maxFrameBytes?: number;
 }
 
 /** Normalise a daemon URL: http→ws, and the `/v1` path when none is given. */
@@ -47,7 +55,8 @@ export function handshake<T>(
   const headers: Record<string, string> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const timeoutMs = options.connectTimeoutMs ?? 5000;
-  const ws = new WebSocket(url, { headers, maxPayload: LIMITS.frameMaxBytes * 2, handshakeTimeout: timeoutMs });
+  const maxPayload = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const ws = new WebSocket(url, { headers, maxPayload, handshakeTimeout: timeoutMs });
 
   return new Promise<T>((resolve, reject) => {
     let welcomed = false;
@@ -78,7 +87,7 @@ export function handshake<T>(
       else fail(new ConnectionError(`connection to ${url} closed during handshake (${code})`, true, code));
     });
     ws.on('open', () => {
-      const hello: Record<string, unknown> = { type: 'hello', protocol: PROTOCOL_VERSION };
+      const hello: Hello = { type: 'hello', protocol: PROTOCOL_VERSION };
       if (options.clientName) hello.client = options.clientName;
       if (options.token) hello.token = options.token;
       ws.send(JSON.stringify(hello));

@@ -6,12 +6,12 @@
  * again with `after_sequence` set to the last sequence delivered.
  */
 import { LIMITS, type AttachOptions, type Attached, type BatchFrame } from '../../protocol/index.js';
-import type { ConnectionLike } from './connection.js';
+import type { ClientConnectionLike } from './connection.js';
 import type { Emitter } from './emitter.js';
 import { ConnectionError, ServerError, describeError } from './errors.js';
 import type { ClientEvents } from './events.js';
 
-interface Subscription {
+interface ClientSubscription {
   sessionId: string;
   replayBatches: number;
   /** Last sequence delivered (or the baseline the server starts after). */
@@ -23,8 +23,8 @@ interface Subscription {
   buffer: BatchFrame[];
 }
 
-export class Subscriptions {
-  private readonly subs = new Map<string, Subscription>();
+export class ClientSubscriptions {
+  private readonly subs = new Map<string, ClientSubscription>();
 
   /**
    * `events` receives the batches, attach answers, lost sessions and warnings;
@@ -32,7 +32,7 @@ export class Subscriptions {
    */
   constructor(
     private readonly events: Emitter<ClientEvents>,
-    private readonly current: () => ConnectionLike | null,
+    private readonly current: () => ClientConnectionLike | null,
   ) {}
 
   /** The last sequence delivered for an attached session. */
@@ -42,11 +42,11 @@ export class Subscriptions {
 
   /** Attach to a session over `conn` (see AgentdClient.attach); forgotten again if that fails. */
   async attach(
-    conn: ConnectionLike,
+    conn: ClientConnectionLike,
     sessionId: string,
     options: { replayBatches?: number; afterSequence?: number },
   ): Promise<Attached> {
-    const sub: Subscription = {
+    const sub: ClientSubscription = {
       sessionId,
       replayBatches: options.replayBatches ?? LIMITS.replayBatches,
       lastSeq: options.afterSequence ?? null,
@@ -77,7 +77,7 @@ export class Subscriptions {
   }
 
   /** Re-attach every session over a new connection, resuming after the last sequence delivered. */
-  resume(conn: ConnectionLike): void {
+  resume(conn: ClientConnectionLike): void {
     for (const sub of [...this.subs.values()]) {
       void this.attachSub(conn, sub, true).catch((err: unknown) => {
         if (err instanceof ServerError && err.code === 'unknown_session') {
@@ -100,7 +100,7 @@ export class Subscriptions {
     if (sub) this.deliver(sub, batch);
   }
 
-  private async attachSub(conn: ConnectionLike, sub: Subscription, resumed: boolean): Promise<Attached> {
+  private async attachSub(conn: ClientConnectionLike, sub: ClientSubscription, resumed: boolean): Promise<Attached> {
     sub.holding = true;
     sub.buffer = [];
     const opts: AttachOptions =
@@ -132,14 +132,14 @@ export class Subscriptions {
   }
 
   /** Stop holding a subscription's batches and deliver what was buffered. */
-  private release(sub: Subscription): void {
+  private release(sub: ClientSubscription): void {
     sub.holding = false;
     const buffered = sub.buffer.sort((a, b) => a.sequence - b.sequence);
     sub.buffer = [];
     for (const b of buffered) this.deliver(sub, b);
   }
 
-  private deliver(sub: Subscription, batch: BatchFrame): void {
+  private deliver(sub: ClientSubscription, batch: BatchFrame): void {
     if (sub.holding) {
       sub.buffer.push(batch);
       return;
@@ -159,7 +159,7 @@ export class Subscriptions {
     this.events.emit('batch', batch);
   }
 
-  private async fillGap(sub: Subscription, before: number): Promise<void> {
+  private async fillGap(sub: ClientSubscription, before: number): Promise<void> {
     const conn = this.current();
     const from = sub.lastSeq ?? 0;
     try {

@@ -3,12 +3,14 @@
  * connection state and the local notes, and turns user actions into protocol calls.
  * Ink components read it with useSyncExternalStore (subscribe/getState).
  */
-import { LIMITS, type ApprovalDecision, type BatchFrame, type MessageMode, type MessageOp, type SessionDescriptor } from '../../protocol/index.js';
-import type { AgentdClient, ClientState } from '../client/client.js';
+import { LIMITS, type ApprovalDecision, type BatchFrame, type ExecApprovalRequestMsg, type MessageMode, type MessageOp } from '../../protocol/index.js';
+import type { AgentdClient } from '../client/client.js';
+import type { ClientState } from '../client/events.js';
 import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
-import type { LocalNote } from './layout.js';
-import { relativeTime } from './text.js';
+import type { LocalNote } from './items.js';
+import { relativeTime } from '../render/format.js';
+import { sanitizeLine } from '../render/sanitize.js';
 import {
   applyBatches,
   emptyTranscript,
@@ -37,6 +39,12 @@ export interface ViewState {
 }
 
 export const HISTORY_PAGE = LIMITS.historyDefault;
+
+/** The approval the user is asked now: pending and not yet answered from this UI. */
+export function askedApproval(view: ViewState): ExecApprovalRequestMsg | null {
+  const pending = view.transcript.info.pendingApproval;
+  return pending !== null && view.answeredApproval !== pending.approval_id ? pending : null;
+}
 /** Coalesce batches arriving within this many ms into one render. */
 const FLUSH_MS = 16;
 
@@ -138,7 +146,7 @@ export class TuiController {
   // ---- sessions ----
 
   /** Attach to a session (detaching from the current one), replaying its recent history. */
-  async open(sessionId: string): Promise<SessionDescriptor> {
+  async open(sessionId: string): Promise<void> {
     const previous = this.state.sessionId;
     if (previous && previous !== sessionId) void this.client.detach(previous);
     this.pending = [];
@@ -146,7 +154,6 @@ export class TuiController {
     // The descriptor is applied by the 'attached' listener, before the replayed batches.
     const attached = await this.client.attach(sessionId, { replayBatches: HISTORY_PAGE });
     if (this.state.sessionId === sessionId) this.set({ nextBeforeSequence: attached.next_before_sequence });
-    return attached.session;
   }
 
   /** Create a session and attach to it. */
@@ -183,7 +190,7 @@ export class TuiController {
         .sort((a, b) => b.updated_at - a.updated_at)
         .map((s) => {
           const mark = s.session_id === this.state.sessionId ? '*' : ' ';
-          const title = s.title ? `  ${s.title}` : '';
+          const title = s.title ? `  ${sanitizeLine(s.title)}` : '';
           return `${mark} ${s.session_id.padEnd(24)} ${s.status.padEnd(17)} ${s.model.route.padEnd(10)} ${relativeTime(s.updated_at)}${title}`;
         });
       this.note('info', `${sessions.length} session${sessions.length === 1 ? '' : 's'} — /attach ID to switch`, rows.join('\n'));

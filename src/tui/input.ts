@@ -87,55 +87,86 @@ function edit(state: InputState, from: number, to: number, cursor: number): Inpu
   return { ...state, value: state.value.slice(0, from) + state.value.slice(to), cursor, historyIndex: null };
 }
 
-/**
- * Apply one key (or a chunk of typed/pasted text). `pasting` is true inside a bracketed
- * paste: newlines are inserted, never submitted. Outside one, a chunk ending in a carriage
- * return (fast typing, `tmux send-keys`, terminals without bracketed paste) inserts the
- * text and then submits.
- */
-export function editInput(state: InputState, input: string, key: KeyInfo, pasting = false): EditResult {
-  const { value, cursor } = state;
-  const done = (s: InputState): EditResult => ({ state: s, handled: true });
+const done = (s: InputState): EditResult => ({ state: s, handled: true });
+const notMine = (s: InputState): EditResult => ({ state: s, handled: false });
 
-  if (key.return) {
-    if (key.meta || key.shift) return done(insert(state, '\n'));
-    if (cursor === value.length && value.endsWith('\\')) {
-      return done({ ...state, value: value.slice(0, -1) + '\n', cursor: value.length, historyIndex: null });
+/** Readline's Ctrl keys: a/e line ends, b/f move, u/k kill, w delete word, d/h delete. */
+function ctrlKey(state: InputState, input: string): EditResult {
+  const { value, cursor } = state;
+  switch (input) {
+    case 'a':
+      return done({ ...state, cursor: lineStart(value, cursor) });
+    case 'e':
+      return done({ ...state, cursor: lineEnd(value, cursor) });
+    case 'b':
+      return done({ ...state, cursor: prevBoundary(value, cursor) });
+    case 'f':
+      return done({ ...state, cursor: nextBoundary(value, cursor) });
+    case 'u': {
+      const start = lineStart(value, cursor);
+      return done(edit(state, start, cursor, start));
     }
-    return { state, submit: value, handled: true };
-  }
-  if (key.ctrl) {
-    switch (input) {
-      case 'a':
-        return done({ ...state, cursor: lineStart(value, cursor) });
-      case 'e':
-        return done({ ...state, cursor: lineEnd(value, cursor) });
-      case 'b':
-        return done({ ...state, cursor: prevBoundary(value, cursor) });
-      case 'f':
-        return done({ ...state, cursor: nextBoundary(value, cursor) });
-      case 'u': {
-        const start = lineStart(value, cursor);
-        return done(edit(state, start, cursor, start));
-      }
-      case 'k':
-        return done(edit(state, cursor, lineEnd(value, cursor) === cursor && cursor < value.length ? cursor + 1 : lineEnd(value, cursor), cursor));
-      case 'w': {
-        const start = wordStart(value, cursor);
-        return done(edit(state, start, cursor, start));
-      }
-      case 'd':
-        if (cursor < value.length) return done(edit(state, cursor, nextBoundary(value, cursor), cursor));
-        return { state, handled: value.length > 0 };
-      case 'h': {
-        if (cursor === 0) return done(state);
-        const p = prevBoundary(value, cursor);
-        return done(edit(state, p, cursor, p));
-      }
-      default:
-        return { state, handled: false };
+    case 'k':
+      return done(edit(state, cursor, lineEnd(value, cursor) === cursor && cursor < value.length ? cursor + 1 : lineEnd(value, cursor), cursor));
+    case 'w': {
+      const start = wordStart(value, cursor);
+      return done(edit(state, start, cursor, start));
     }
+    case 'd':
+      if (cursor < value.length) return done(edit(state, cursor, nextBoundary(value, cursor), cursor));
+      return { state, handled: value.length > 0 };
+    case 'h': {
+      if (cursor === 0) return done(state);
+      const p = prevBoundary(value, cursor);
+      return done(edit(state, p, cursor, p));
+    }
+    default:
+      return notMine(state);
   }
+}
+
+/** Up: the line above in a multi-line text, else the previous sent message. */
+function upKey(state: InputState): EditResult {
+  const { value, cursor } = state;
+  const ls = lineStart(value, cursor);
+  if (ls > 0) {
+    const col = cursor - ls;
+    const prevStart = lineStart(value, ls - 1);
+    return done({ ...state, cursor: Math.min(prevStart + col, ls - 1) });
+  }
+  if (state.history.length === 0) return done(state);
+  const idx = state.historyIndex === null ? state.history.length - 1 : Math.max(0, state.historyIndex - 1);
+  const text = state.history[idx]!;
+  return done({
+    ...state,
+    value: text,
+    cursor: text.length,
+    historyIndex: idx,
+    draft: state.historyIndex === null ? value : state.draft,
+  });
+}
+
+/** Down: the line below in a multi-line text, else the next sent message, then the draft. */
+function downKey(state: InputState): EditResult {
+  const { value, cursor } = state;
+  const le = lineEnd(value, cursor);
+  if (le < value.length) {
+    const col = cursor - lineStart(value, cursor);
+    const nextEnd = lineEnd(value, le + 1);
+    return done({ ...state, cursor: Math.min(le + 1 + col, nextEnd) });
+  }
+  if (state.historyIndex === null) return done(state);
+  const idx = state.historyIndex + 1;
+  if (idx >= state.history.length) {
+    return done({ ...state, value: state.draft, cursor: state.draft.length, historyIndex: null });
+  }
+  const text = state.history[idx]!;
+  return done({ ...state, value: text, cursor: text.length, historyIndex: idx });
+}
+
+/** Cursor movement and deletion keys (arrows, Home/End, Backspace/Delete); null when `key` is none of them. */
+function movementKey(state: InputState, key: KeyInfo): EditResult | null {
+  const { value, cursor } = state;
   if (key.backspace || key.delete) {
     if (key.meta) {
       const start = wordStart(value, cursor);
@@ -153,48 +184,41 @@ export function editInput(state: InputState, input: string, key: KeyInfo, pastin
   }
   if (key.home) return done({ ...state, cursor: lineStart(value, cursor) });
   if (key.end) return done({ ...state, cursor: lineEnd(value, cursor) });
-  if (key.upArrow) {
-    // Multi-line: move between lines first.
-    const ls = lineStart(value, cursor);
-    if (ls > 0) {
-      const col = cursor - ls;
-      const prevStart = lineStart(value, ls - 1);
-      return done({ ...state, cursor: Math.min(prevStart + col, ls - 1) });
+  if (key.upArrow) return upKey(state);
+  if (key.downArrow) return downKey(state);
+  return null;
+}
+
+/** Alt-b / Alt-f move by word, Alt-d deletes one. */
+function metaKey(state: InputState, input: string): EditResult {
+  const { value, cursor } = state;
+  if (input === 'b') return done({ ...state, cursor: wordStart(value, cursor) });
+  if (input === 'f') return done({ ...state, cursor: wordEnd(value, cursor) });
+  if (input === 'd') return done(edit(state, cursor, wordEnd(value, cursor), cursor));
+  return notMine(state);
+}
+
+/**
+ * Apply one key (or a chunk of typed/pasted text). `pasting` is true inside a bracketed
+ * paste: newlines are inserted, never submitted. Outside one, a chunk ending in a carriage
+ * return (fast typing, `tmux send-keys`, terminals without bracketed paste) inserts the
+ * text and then submits.
+ */
+export function editInput(state: InputState, input: string, key: KeyInfo, pasting = false): EditResult {
+  const { value, cursor } = state;
+  if (key.return) {
+    if (key.meta || key.shift) return done(insert(state, '\n'));
+    if (cursor === value.length && value.endsWith('\\')) {
+      return done({ ...state, value: value.slice(0, -1) + '\n', cursor: value.length, historyIndex: null });
     }
-    if (state.history.length === 0) return done(state);
-    const idx = state.historyIndex === null ? state.history.length - 1 : Math.max(0, state.historyIndex - 1);
-    const text = state.history[idx]!;
-    return done({
-      ...state,
-      value: text,
-      cursor: text.length,
-      historyIndex: idx,
-      draft: state.historyIndex === null ? value : state.draft,
-    });
+    return { state, submit: value, handled: true };
   }
-  if (key.downArrow) {
-    const le = lineEnd(value, cursor);
-    if (le < value.length) {
-      const col = cursor - lineStart(value, cursor);
-      const nextEnd = lineEnd(value, le + 1);
-      return done({ ...state, cursor: Math.min(le + 1 + col, nextEnd) });
-    }
-    if (state.historyIndex === null) return done(state);
-    const idx = state.historyIndex + 1;
-    if (idx >= state.history.length) {
-      return done({ ...state, value: state.draft, cursor: state.draft.length, historyIndex: null });
-    }
-    const text = state.history[idx]!;
-    return done({ ...state, value: text, cursor: text.length, historyIndex: idx });
-  }
-  if (key.escape || key.tab || key.pageUp || key.pageDown) return { state, handled: false };
-  if (key.meta && input.length === 1) {
-    if (input === 'b') return done({ ...state, cursor: wordStart(value, cursor) });
-    if (input === 'f') return done({ ...state, cursor: wordEnd(value, cursor) });
-    if (input === 'd') return done(edit(state, cursor, wordEnd(value, cursor), cursor));
-    return { state, handled: false };
-  }
-  if (input === '') return { state, handled: false };
+  if (key.ctrl) return ctrlKey(state, input);
+  const moved = movementKey(state, key);
+  if (moved) return moved;
+  if (key.escape || key.tab || key.pageUp || key.pageDown) return notMine(state);
+  if (key.meta && input.length === 1) return metaKey(state, input);
+  if (input === '') return notMine(state);
   // Typed or pasted text; newlines arrive as \r.
   if (!pasting && input.length > 1 && input.endsWith('\r')) {
     const next = insert(state, input.slice(0, -1).replace(/\r\n?/g, '\n'));

@@ -1,6 +1,7 @@
 /**
  * The transcript's display items — one per user message, agent reply, tool call, turn
- * end or notice — and the bounded tail kept of a tool call's output.
+ * end or notice — the local notes shown among them, and the bounded tail kept of a tool
+ * call's output.
  */
 import type { ApprovalDecision, OutputStream, ToolCallStatus, UserMessageMode } from '../../protocol/index.js';
 
@@ -45,6 +46,16 @@ export type Item =
   | { kind: 'notice'; key: string; seq: number; tone: NoticeTone; text: string; detail?: string };
 
 export type NoticeTone = 'info' | 'success' | 'warning' | 'error';
+
+/** A note shown in the transcript that is not in the journal (errors, /sessions output…). */
+export interface LocalNote {
+  key: string;
+  /** Shown after every item created by a batch with sequence ≤ this. */
+  afterSeq: number;
+  tone: NoticeTone;
+  text: string;
+  detail?: string;
+}
 export type ItemKind = Item['kind'];
 export type ToolItem = Extract<Item, { kind: 'tool' }>;
 export type TurnEndItem = Extract<Item, { kind: 'turn_end' }>;

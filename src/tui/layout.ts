@@ -3,23 +3,15 @@
  * results are memoised per (item object, width), so streaming one item re-lays only it.
  */
 import type { UserMessageMode } from '../../protocol/index.js';
-import type { Item, ToolItem, TurnEndItem } from './items.js';
-import { formatDuration, sanitize, seg, turnSummary, wrap, type Line, type Seg } from './text.js';
+import type { Item, LocalNote, ToolItem, TurnEndItem } from './items.js';
+import { formatDuration, turnSummary } from '../render/format.js';
+import { sanitize } from '../render/sanitize.js';
+import { lineWidth, seg, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
-import { describeCall } from './tool-call.js';
+import { describeCall } from '../render/tool-call.js';
 
 /** Tool output rows shown per call (the tail). */
 export const TOOL_OUTPUT_ROWS = 12;
-
-/** A note shown in the transcript that is not in the journal (errors, /sessions output…). */
-export interface LocalNote {
-  key: string;
-  /** Shown after every item created by a batch with sequence ≤ this. */
-  afterSeq: number;
-  tone: 'info' | 'success' | 'warning' | 'error';
-  text: string;
-  detail?: string;
-}
 
 const cache = new WeakMap<object, { width: number; lines: Line[] }>();
 
@@ -204,7 +196,7 @@ function turnEndLines(item: TurnEndItem, width: number): Line[] {
   const text = `── ${sanitize(label)} `;
   const rows = wrap([seg(text, { color })], width);
   const last = rows[rows.length - 1]!;
-  const used = last.reduce((n, s) => n + s.text.length, 0);
+  const used = lineWidth(last);
   if (used < width) last.push(seg('─'.repeat(Math.min(width - used, 60 - Math.min(used, 60))), { color: theme.border }));
   return rows;
 }

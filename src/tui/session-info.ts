@@ -32,7 +32,7 @@ export const emptyInfo = (): SessionInfo => ({
 });
 
 /** Status as the session would report it. */
-export function sessionStatus(info: SessionInfo): SessionStatus {
+export function sessionInfoStatus(info: SessionInfo): SessionStatus {
   if (info.pendingApproval) return 'awaiting_approval';
   if (info.activeTurnId) return 'running';
   return 'idle';

@@ -5,25 +5,14 @@
  * older than what is loaded (history pages) are merged in order.
  *
  * The pieces: items.ts (what is shown), session-info.ts (the live status), fold.ts
- * (events → items), sequence.ts (ordered batch lists), tool-call.ts (call summaries).
+ * (events → items, with folder.ts), sequence.ts (ordered batch lists), tool-call.ts (call summaries).
  */
 import type { BatchFrame, ExecApprovalRequestMsg, SessionDescriptor } from '../../protocol/index.js';
-import { Folder, emptyFold, type Fold } from './fold.js';
+import { foldBatch } from './fold.js';
+import { Folder, emptyFold, type Fold } from './folder.js';
 import type { Item, ToolItem } from './items.js';
 import { hasSeq, mergeSorted } from './sequence.js';
 import { emptyInfo, pickLive, type SessionInfo } from './session-info.js';
-
-export {
-  MAX_TOOL_OUTPUT_CHARS,
-  type Item,
-  type ItemKind,
-  type NoticeTone,
-  type OutputChunk,
-  type ToolItem,
-  type ToolStatus,
-} from './items.js';
-export { sessionStatus, type SessionInfo } from './session-info.js';
-export { commandOf, describeCall } from './tool-call.js';
 
 export interface TranscriptState {
   items: Item[];
@@ -89,7 +78,7 @@ export function applyBatches(state: TranscriptState, batches: readonly BatchFram
 
   if (state.lastSeq === null || fresh[0]!.sequence > state.lastSeq) {
     const f = new Folder(state.items, state.fold, state.info);
-    for (const b of fresh) f.batch(b);
+    for (const b of fresh) foldBatch(f, b);
     return {
       ...state,
       items: f.items,
@@ -104,7 +93,7 @@ export function applyBatches(state: TranscriptState, batches: readonly BatchFram
   // Older batches: merge and fold again from scratch.
   const all = mergeSorted(state.batches, fresh);
   const f = new Folder([], emptyFold(), { ...emptyInfo() });
-  for (const b of all) f.batch(b);
+  for (const b of all) foldBatch(f, b);
   const newestFresh = fresh[fresh.length - 1]!.sequence;
   // Live status comes from the newest information; only batches past lastSeq can change it.
   const info = newestFresh > (state.lastSeq ?? 0) ? f.info : { ...f.info, ...pickLive(state.info) };

@@ -5,10 +5,11 @@
  */
 import { Box } from 'ink';
 import { useEffect, useState } from 'react';
-import type { ClientState } from '../client/client.js';
-import { Row } from './Rows.js';
-import { sessionStatus, type SessionInfo } from './session-info.js';
-import { formatCount, formatDuration, lineWidth, seg, truncateLine, type Line } from './text.js';
+import type { ClientState } from '../client/events.js';
+import { Row } from './rows.js';
+import { sessionInfoStatus, type SessionInfo } from './session-info.js';
+import { formatCount, formatDuration } from '../render/format.js';
+import { lineWidth, seg, truncateLine, type Line } from './text.js';
 import { theme } from './theme.js';
 
 export const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -43,7 +44,7 @@ export function useTicker(active: boolean, ms = 100): number {
 /** The left part: what is happening now. `short` drops the explanations. */
 export function statusLeft(props: StatusLineProps, frame: string, now: number, short: boolean): Line {
   const { info, conn } = props;
-  const status = sessionStatus(info);
+  const status = sessionInfoStatus(info);
   if (props.ctrlCArmed) {
     return [seg(short ? 'Ctrl-C again to detach' : 'press Ctrl-C again to detach (the session keeps running)', { color: theme.warning })];
   }
@@ -78,13 +79,13 @@ export function statusRight(info: SessionInfo): { text: string; priority: number
   if (info.usage) {
     parts.push({ text: `${formatCount(info.usage.input_tokens)} in / ${formatCount(info.usage.output_tokens)} out`, priority: 0 });
   }
-  parts.push({ text: sessionStatus(info).replace('_', ' '), priority: 3 });
+  parts.push({ text: sessionInfoStatus(info).replace('_', ' '), priority: 3 });
   return parts;
 }
 
 export function StatusLine(props: StatusLineProps) {
   const { info, conn, width } = props;
-  const status = sessionStatus(info);
+  const status = sessionInfoStatus(info);
   const animate =
     props.frame === undefined && (status === 'running' || conn.kind === 'reconnecting' || conn.kind === 'connecting');
   const tick = useTicker(animate);
@@ -95,14 +96,14 @@ export function StatusLine(props: StatusLineProps) {
   let left = statusLeft(props, frame, now, false);
   let parts = statusRight(info);
   const rightText = () => parts.map((p) => p.text).join(' · ');
-  const fits = () => lineWidth(left) + 2 + rightText().length <= inner;
+  const fits = () => lineWidth(left) + 2 + lineWidth([seg(rightText())]) <= inner;
   if (!fits()) left = statusLeft(props, frame, now, true);
   while (!fits() && parts.length > 1) {
     const lowest = Math.min(...parts.map((p) => p.priority));
     parts = parts.filter((p) => p.priority !== lowest);
   }
   const right = rightText();
-  const gap = Math.max(1, inner - lineWidth(left) - right.length);
+  const gap = Math.max(1, inner - lineWidth(left) - lineWidth([seg(right)]));
   const line: Line = [...left, seg(' '.repeat(gap)), seg(right, { color: theme.muted })];
   return (
     <Box width={width} paddingX={1}>

@@ -1,6 +1,6 @@
 /** The scrollable transcript viewport: exactly `height` rows of the laid-out transcript. */
 import { Box } from 'ink';
-import { Rows } from './Rows.js';
+import { Rows } from './rows.js';
 import { seg, type Line } from './text.js';
 import { theme } from './theme.js';
 

@@ -1,6 +1,8 @@
 /**
  * The data dir (runtime.md §8): where the daemon keeps its database, its token and
  * `daemon.json` — what local clients need to find and authenticate to the daemon.
+ * Shared by the daemon (`agentd serve` writes these files) and the client library
+ * (client/endpoint.ts reads them); it imports nothing of agentd.
  *
  *   DATA_DIR/agentd.db      the journal (SessionHost)
  *   DATA_DIR/token          the client token, mode 0600
@@ -136,16 +138,4 @@ export function isProcessAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-/**
- * How a local client reaches the daemon of a data dir: the WebSocket URL (with /v1)
- * and the token. Throws with a helpful message when no daemon is running there.
- */
-export function localDaemonEndpoint(dir: string): { url: string; token: string | null } {
-  const info = readDaemonInfo(dir);
-  if (!info || !isProcessAlive(info.pid)) {
-    throw new Error(`no agentd daemon is running for ${dir} (start one with "agentd serve")`);
-  }
-  return { url: `${info.url}/v1`, token: info.auth ? readToken(dir) : null };
 }

@@ -1,10 +1,11 @@
 /** The approval request: what wants to run and where, and the keys to answer it. */
 import { Box } from 'ink';
 import type { ExecApprovalRequestMsg } from '../../protocol/index.js';
-import { Rows } from './Rows.js';
-import { sanitize, seg, wrap, type Line } from './text.js';
+import { Rows } from './rows.js';
+import { sanitize } from '../render/sanitize.js';
+import { seg, wrap, type Line } from './text.js';
 import { theme } from './theme.js';
-import { commandOf, describeCall } from './tool-call.js';
+import { commandOf, describeCall } from '../render/tool-call.js';
 
 /** Body rows of the prompt (inside the border) for an inner width. */
 export function approvalLines(req: ExecApprovalRequestMsg, innerWidth: number): Line[] {

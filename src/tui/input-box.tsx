@@ -1,7 +1,7 @@
 /** The message editor at the bottom: a bordered box with a prompt, the text and a cursor. */
 import { Box } from 'ink';
 import type { InputState } from './input.js';
-import { Rows } from './Rows.js';
+import { Rows } from './rows.js';
 import { graphemes, seg, truncateLine, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
 

@@ -1,0 +1,33 @@
+/** `agentd send` on a terminal: asking whether to approve a tool call ([y]es / [a]lways / [n]o / [x] abort). */
+import { createInterface } from 'node:readline/promises';
+import type { ApprovalDecision } from '../../protocol/index.js';
+
+const ANSWERS: Record<string, ApprovalDecision> = {
+  y: 'approve',
+  yes: 'approve',
+  a: 'approve_for_session',
+  always: 'approve_for_session',
+  n: 'deny',
+  no: 'deny',
+  x: 'abort',
+  abort: 'abort',
+};
+
+/** Ask on the terminal until a valid answer; null when aborted (answered elsewhere, or the turn ended). */
+export async function askApproval(signal: AbortSignal): Promise<ApprovalDecision | null> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  rl.on('SIGINT', () => process.emit('SIGINT'));
+  try {
+    for (;;) {
+      const reply = (await rl.question('approve? [y]es / [a]lways (this session) / [n]o / [x] abort turn: ', { signal }))
+        .trim()
+        .toLowerCase();
+      const decision = ANSWERS[reply];
+      if (decision) return decision;
+    }
+  } catch {
+    return null;
+  } finally {
+    rl.close();
+  }
+}
