@@ -11,18 +11,12 @@ import type { BatchWrite, CommittedBatch, JournalWriter, StoredSession } from '.
 import { MAX_BATCH_EVENTS_BYTES } from './event_fit.js';
 import { isUnfinished, type SessionState } from './state.js';
 import type { Transcript } from './transcript.js';
-import type { Change } from './tx.js';
+import type { Change, PendingAdmission } from './tx.js';
 
 /** A batch with this many events is committed without waiting for the group-commit timer. */
 const MAX_BATCH_EVENTS = 512;
 /** …or with this many characters of events (latency, not the frame bound). */
 const GROUP_COMMIT_BYTES = 256 * 1024;
-
-export interface PendingAdmission {
-  submission_id: string;
-  onAdmitted?: ((outcome: 'accepted') => void) | undefined;
-  onRejected?: ((message: string) => void) | undefined;
-}
 
 export interface RecorderHooks {
   /** After a successful commit, once per batch (subscribers are notified from here). */

@@ -3,7 +3,7 @@
  * session actor) and the transitions that record its start and its result.
  */
 import { fromCallback } from 'xstate';
-import type { ExecOutputDeltaMsg } from '../../protocol/index.js';
+import type { ExecOutputDeltaMsg, ToolCallStatus } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import { Coalescer } from './coalescer.js';
@@ -64,7 +64,7 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
 
 /** What a tool call ended with. */
 export interface CallResult {
-  status: 'ok' | 'error' | 'denied' | 'interrupted';
+  status: ToolCallStatus;
   output: string;
   exit_code?: number;
 }

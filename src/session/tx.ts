@@ -12,8 +12,14 @@ import {
 } from '../../protocol/index.js';
 import type { ContextItem } from '../model/types.js';
 import { eventEntry, MAX_EVENT_BYTES } from './event_fit.js';
-import type { PendingAdmission } from './recorder.js';
 import type { SessionState } from './state.js';
+
+/** A message admitted by a change: acknowledged once its batch commits. */
+export interface PendingAdmission {
+  submission_id: string;
+  onAdmitted?: ((outcome: 'accepted') => void) | undefined;
+  onRejected?: ((message: string) => void) | undefined;
+}
 
 /** What one change produced: the events, the state after them, transcript items, an admission. */
 export interface Change {
