@@ -12,6 +12,7 @@ import {
 import type { AdmissionOutcome } from '../session/api.js';
 import type { Connection } from './connection.js';
 import { historyFrameText } from './frames.js';
+import { listModels } from './models.js';
 
 /** Page size of list_sessions when the client gives none. */
 export const DEFAULT_LIST_LIMIT = 50;
@@ -44,6 +45,8 @@ export function dispatchFrame(conn: Connection, frame: ClientFrame): void {
       return history(conn, frame);
     case 'submit':
       return submit(conn, frame);
+    case 'list_models':
+      return listModels(conn, frame, conn.options.models);
   }
 }
 

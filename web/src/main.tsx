@@ -1,0 +1,12 @@
+/** Entry point of the browser UI: read the fragment, connect to this origin's /v1, render. */
+import { render } from 'preact';
+import { takeFragment } from './hash';
+import { Store } from './store';
+import { App } from './ui/App';
+import './styles.css';
+
+const fragment = takeFragment();
+const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+const store = new Store(`${scheme}//${location.host}/v1`, fragment.session);
+render(<App store={store} />, document.getElementById('app')!);
+store.start();

@@ -1,0 +1,80 @@
+/** The page: sidebar, the open session (header, transcript, approval card, message box), overlays. */
+import { useEffect, useState } from 'preact/hooks';
+import type { Store } from '../store';
+import { Composer } from './Composer';
+import { Header } from './Header';
+import { Help } from './Help';
+import { ApprovalCard } from './Approval';
+import { Sidebar } from './Sidebar';
+import { Transcript } from './Transcript';
+import { Banner, TokenForm, Toasts } from './Status';
+
+/** Re-render on every store change. */
+function useStore(store: Store) {
+  const [, setTick] = useState(0);
+  useEffect(() => store.subscribe(() => setTick((n) => n + 1)), [store]);
+  return store.state;
+}
+
+export function App({ store }: { store: Store }) {
+  const state = useStore(store);
+  const [help, setHelp] = useState(false);
+  const [drawer, setDrawer] = useState(false);
+  const view = state.view;
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      const typing = e.target instanceof HTMLElement && /^(TEXTAREA|INPUT|SELECT)$/.test(e.target.tagName);
+      if (e.key === 'Escape') {
+        if (help) return setHelp(false);
+        if (drawer) return setDrawer(false);
+        const turn = store.state.view?.folded.activeTurnId;
+        if (turn) {
+          e.preventDefault();
+          store.submit({ type: 'interrupt', turn_id: turn });
+        }
+        return;
+      }
+      if (typing) return;
+      if (e.key === '?') {
+        e.preventDefault();
+        setHelp(true);
+      } else if (e.key === '/') {
+        e.preventDefault();
+        document.querySelector<HTMLTextAreaElement>('#message')?.focus();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [store, help, drawer]);
+
+  return (
+    <div class={`layout${drawer ? ' drawer-open' : ''}`}>
+      <Sidebar store={store} state={state} onPicked={() => setDrawer(false)} />
+      <div class="scrim" onClick={() => setDrawer(false)} />
+      <main class="main">
+        <Header store={store} state={state} onMenu={() => setDrawer(!drawer)} onHelp={() => setHelp(true)} />
+        <Banner link={state.link} />
+        {state.link.state === 'unauthorized' ? (
+          <TokenForm message={state.link.message} onToken={(t) => store.useToken(t)} />
+        ) : view ? (
+          <>
+            <Transcript store={store} view={view} />
+            {view.folded.pendingApproval && <ApprovalCard store={store} request={view.folded.pendingApproval} />}
+            <Composer store={store} view={view} />
+          </>
+        ) : (
+          <div class="empty">
+            <h2>No session open</h2>
+            <p>{state.sessions?.length ? 'Pick a session on the left, or start a new one.' : 'Start a new session to talk to an agent.'}</p>
+            <button class="primary mobile-only" onClick={() => setDrawer(true)}>
+              Sessions
+            </button>
+          </div>
+        )}
+      </main>
+      {help && <Help onClose={() => setHelp(false)} />}
+      <Toasts toasts={state.toasts} />
+    </div>
+  );
+}
