@@ -10,6 +10,7 @@ import { registerServe } from './serve.js';
 import { registerAttach } from './attach.js';
 import { registerSend } from './send.js';
 import { registerSessions } from './sessions.js';
+import { registerOpen } from './open.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -19,6 +20,7 @@ const COMMANDS: RegisterCommand[] = [
   registerAttach,
   registerSend,
   registerSessions,
+  registerOpen,
 ];
 
 /** The version in the package.json above this module (works from src/ and dist/). */
