@@ -8,5 +8,7 @@ import './styles.css';
 const fragment = takeFragment();
 const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
 const store = new Store(`${scheme}//${location.host}/v1`, fragment.session);
-render(<App store={store} />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // the "Loading…" placeholder of index.html
+render(<App store={store} />, root);
 store.start();

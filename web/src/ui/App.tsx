@@ -20,6 +20,7 @@ export function App({ store }: { store: Store }) {
   const state = useStore(store);
   const [help, setHelp] = useState(false);
   const [drawer, setDrawer] = useState(false);
+  const [creating, setCreating] = useState(false);
   const view = state.view;
 
   useEffect(() => {
@@ -50,7 +51,7 @@ export function App({ store }: { store: Store }) {
 
   return (
     <div class={`layout${drawer ? ' drawer-open' : ''}`}>
-      <Sidebar store={store} state={state} onPicked={() => setDrawer(false)} />
+      <Sidebar store={store} state={state} creating={creating} setCreating={setCreating} onPicked={() => setDrawer(false)} />
       <div class="scrim" onClick={() => setDrawer(false)} />
       <main class="main">
         <Header store={store} state={state} onMenu={() => setDrawer(!drawer)} onHelp={() => setHelp(true)} />
@@ -67,8 +68,14 @@ export function App({ store }: { store: Store }) {
           <div class="empty">
             <h2>No session open</h2>
             <p>{state.sessions?.length ? 'Pick a session on the left, or start a new one.' : 'Start a new session to talk to an agent.'}</p>
-            <button class="primary mobile-only" onClick={() => setDrawer(true)}>
-              Sessions
+            <button
+              class="primary"
+              onClick={() => {
+                setCreating(true);
+                setDrawer(true);
+              }}
+            >
+              New session
             </button>
           </div>
         )}

@@ -88,7 +88,12 @@ export function Header({ store, state, onMenu, onHelp }: { store: Store; state: 
       {view && <ModelPicker store={store} state={state} view={view} />}
       {view?.descriptor && <Gauge view={view} />}
       {turn && (
-        <button class="danger" onClick={() => store.submit({ type: 'interrupt', turn_id: turn })} title="Interrupt the running turn (Esc)">
+        <button
+          class="danger"
+          disabled={state.link.state !== 'open'}
+          onClick={() => store.submit({ type: 'interrupt', turn_id: turn })}
+          title="Interrupt the running turn (Esc)"
+        >
           Interrupt
         </button>
       )}

@@ -91,8 +91,15 @@ function Entry({ s, state, store, onPicked }: { s: SessionDescriptor; state: App
   );
 }
 
-export function Sidebar({ store, state, onPicked }: { store: Store; state: AppState; onPicked: () => void }) {
-  const [creating, setCreating] = useState(false);
+interface SidebarProps {
+  store: Store;
+  state: AppState;
+  creating: boolean;
+  setCreating: (open: boolean) => void;
+  onPicked: () => void;
+}
+
+export function Sidebar({ store, state, creating, setCreating, onPicked }: SidebarProps) {
   const sessions = state.sessions;
   return (
     <nav class="sidebar" aria-label="Sessions">

@@ -32,7 +32,7 @@ function ToolCall({ item, expanded }: { item: Extract<Item, { kind: 'tool' }>; e
           {item.decision ? ` · ${item.decision.replace(/_/g, ' ')}` : ''}
         </span>
       </summary>
-      <pre class="tool-output">{item.output || (item.status === 'running' ? '…' : '(no output)')}</pre>
+      <pre class="tool-output">{item.output || (item.status === 'running' ? '…' : item.status === 'waiting' ? 'waiting for approval…' : '(no output)')}</pre>
     </details>
   );
 }
