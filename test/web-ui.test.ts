@@ -98,6 +98,22 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     expect(await tool.locator('.tool-output').innerText()).toContain('approved-by-web');
     expect(await tool.locator('summary').innerText()).toContain('exit 0');
     await shot(page, 'conversation');
+
+    // Deny: the call gets a "denied" result and the turn goes on; the older call collapses.
+    await send(page, '!sh echo denied-one');
+    await card.waitFor({ timeout: T });
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await page.getByText('command did not complete').waitFor({ timeout: T });
+    const tools = page.locator('details.tool');
+    expect(await tools.last().locator('summary').innerText()).toContain('denied');
+    expect(await tools.first().getAttribute('open')).toBeNull();
+    expect(await tools.last().getAttribute('open')).not.toBeNull();
+    // Abort: the turn is interrupted.
+    await send(page, '!sh echo aborted-one');
+    await card.waitFor({ timeout: T });
+    await card.getByRole('button', { name: 'Abort' }).click();
+    await page.locator('.turn-end.interrupted').waitFor({ timeout: T });
+    await card.waitFor({ state: 'detached' });
     noErrors(page);
     await page.close();
   });
@@ -111,8 +127,8 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     await send(page, 'steer me');
     await page.locator('.msg.user', { hasText: 'steer me' }).locator('.who', { hasText: 'steer' }).waitFor({ timeout: T });
     await message(page).press('Escape');
-    await page.locator('.turn-end.interrupted').first().waitFor({ timeout: T });
-    expect(await page.locator('.turn-end.interrupted').first().innerText()).toBe('interrupted');
+    await expect.poll(() => page.locator('.turn-end.interrupted').count(), { timeout: T }).toBe(2);
+    expect(await page.locator('.turn-end.interrupted').last().innerText()).toBe('interrupted');
 
     await send(page, '!sleep 20000');
     await page.getByRole('button', { name: 'Interrupt' }).waitFor({ timeout: T });
@@ -120,7 +136,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     await send(page, 'after the interrupt');
     await page.locator('.msg.user', { hasText: 'after the interrupt' }).locator('.who', { hasText: 'queued' }).waitFor({ timeout: T });
     await page.getByRole('button', { name: 'Interrupt' }).click();
-    await expect.poll(() => page.locator('.turn-end.interrupted').count(), { timeout: T }).toBe(2);
+    await expect.poll(() => page.locator('.turn-end.interrupted').count(), { timeout: T }).toBe(3);
     // The queued message runs as its own turn after the interrupted one.
     await page.locator('.msg.agent', { hasText: 'echo: after the interrupt' }).waitFor({ timeout: T });
     noErrors(page);

@@ -51,6 +51,7 @@ export function openUrl(wsUrl: string, token: string | undefined, sessionId: str
 export function browserCommand(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string[] | null {
   if (env.BROWSER) return [env.BROWSER];
   if (platform === 'darwin') return ['open'];
+  // `start` through cmd: the URL is quoted (see open()) so cmd does not split it at `&`.
   if (platform === 'win32') return ['cmd', '/c', 'start', '""'];
   if (env.DISPLAY || env.WAYLAND_DISPLAY) return ['xdg-open'];
   return null;
@@ -75,7 +76,8 @@ async function open(sessionId: string | undefined, flags: OpenFlags): Promise<nu
   const cmd = flags.browser ? browserCommand() : null;
   if (cmd) {
     const [bin, ...args] = cmd;
-    const child = spawn(bin!, [...args, url], { stdio: 'ignore', detached: true });
+    const win = process.platform === 'win32' && !process.env.BROWSER;
+    const child = spawn(bin!, [...args, win ? `"${url}"` : url], { stdio: 'ignore', detached: true, windowsVerbatimArguments: win });
     child.on('error', (err) => process.stderr.write(`agentd open: could not start ${bin}: ${err.message}\n`));
     child.unref();
   }

@@ -239,7 +239,7 @@ export class Store {
     const id = newId();
     if (op.type === 'message') this.unadmitted.set(id, { session_id: view.id, op });
     const sent = this.link.send({ type: 'submit', session_id: view.id, submission: { id, op } });
-    if (!sent && op.type !== 'message') this.toast('not connected: try again once the page has reconnected');
+    if (!sent) this.toast(op.type === 'message' ? 'not connected: the message is sent when the page reconnects' : 'not connected: try again once the page has reconnected');
     return sent || op.type === 'message';
   }
 

@@ -12,32 +12,29 @@ const COMMANDS: Array<[string, string]> = [
   ['/compact', 'compact the session context (a daemon without compaction answers with a warning)'],
 ];
 
+function Keys({ rows, as: Tag }: { rows: Array<[string, string]>; as: 'kbd' | 'code' }) {
+  return (
+    <dl>
+      {rows.map(([k, v]) => (
+        <div key={k}>
+          <dt>
+            <Tag>{k}</Tag>
+          </dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
 export function Help({ onClose }: { onClose: () => void }) {
   return (
     <div class="overlay" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" onClick={onClose}>
       <div class="dialog" onClick={(e) => e.stopPropagation()}>
         <h2>Keyboard shortcuts</h2>
-        <dl>
-          {SHORTCUTS.map(([k, v]) => (
-            <div key={k}>
-              <dt>
-                <kbd>{k}</kbd>
-              </dt>
-              <dd>{v}</dd>
-            </div>
-          ))}
-        </dl>
+        <Keys rows={SHORTCUTS} as="kbd" />
         <h3>Commands in the message box</h3>
-        <dl>
-          {COMMANDS.map(([k, v]) => (
-            <div key={k}>
-              <dt>
-                <code>{k}</code>
-              </dt>
-              <dd>{v}</dd>
-            </div>
-          ))}
-        </dl>
+        <Keys rows={COMMANDS} as="code" />
         <button class="primary" onClick={onClose} autofocus>
           Close
         </button>

@@ -37,30 +37,25 @@ function ToolCall({ item, expanded }: { item: Extract<Item, { kind: 'tool' }>; e
   );
 }
 
+/** A message, reply or reasoning block: who said it, then the text. */
+function Said({ cls, seq, who, text }: { cls: string; seq: number; who: string; text: string }) {
+  return (
+    <li class={cls} data-seq={seq}>
+      <div class="who">{who}</div>
+      <div class="text">{text}</div>
+    </li>
+  );
+}
+
 const Row = memo(
   function Row({ item, expanded, onOpen }: { item: Item; rev: number; expanded: boolean; onOpen: (id: string) => void }) {
     switch (item.kind) {
       case 'user':
-        return (
-          <li class="msg user" data-seq={item.seq}>
-            <div class="who">You{item.mode !== 'turn' ? ` · ${item.mode}` : ''}</div>
-            <div class="text">{item.text}</div>
-          </li>
-        );
+        return <Said cls="msg user" seq={item.seq} who={`You${item.mode !== 'turn' ? ` · ${item.mode}` : ''}`} text={item.text} />;
       case 'agent':
-        return (
-          <li class={`msg agent${item.done ? '' : ' streaming'}`} data-seq={item.seq}>
-            <div class="who">Agent</div>
-            <div class="text">{item.text}</div>
-          </li>
-        );
+        return <Said cls={`msg agent${item.done ? '' : ' streaming'}`} seq={item.seq} who="Agent" text={item.text} />;
       case 'reasoning':
-        return (
-          <li class="reasoning" data-seq={item.seq}>
-            <div class="who">Thinking</div>
-            <div class="text">{item.text}</div>
-          </li>
-        );
+        return <Said cls="reasoning" seq={item.seq} who="Thinking" text={item.text} />;
       case 'tool':
         return (
           <li class="tool-row" data-seq={item.seq}>
