@@ -43,5 +43,10 @@ function buildWebIfStale(): void {
   const sources = Math.max(newest(join(root, 'web')), newest(join(root, 'protocol')));
   if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
   const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-  execFileSync(process.execPath, [vite, 'build', '--config', join(root, 'web', 'vite.config.ts')], { cwd: root, stdio: 'pipe' });
+  // NODE_ENV=production: vitest sets "test", which would make Vite bundle preact/debug.
+  execFileSync(process.execPath, [vite, 'build', '--config', join(root, 'web', 'vite.config.ts')], {
+    cwd: root,
+    stdio: 'pipe',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
 }
