@@ -111,7 +111,8 @@ export class Store {
     try {
       const page = await this.link.request({ type: 'list_sessions', limit: 200 }, 'sessions');
       this.set({ sessions: page.sessions });
-      for (const s of page.sessions) void this.refreshOutcome(s);
+      // The outcome of the 50 most recent (one small history read each, only when their head moved).
+      for (const s of page.sessions.slice(0, 50)) void this.refreshOutcome(s);
     } catch {
       // reconnecting: the next welcome lists them again
     }

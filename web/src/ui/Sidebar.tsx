@@ -23,14 +23,14 @@ function NewSession({ store, state, onDone }: { store: Store; state: AppState; o
   };
   return (
     <form class="new-session" onSubmit={submit} aria-label="New session">
-      <label>
-        Working directory
-        <input value={cwd} onInput={(e) => setCwd(e.currentTarget.value)} placeholder="default workspace" spellcheck={false} />
+      <label for="new-cwd">
+        <span>Working directory</span>
+        <input id="new-cwd" value={cwd} onInput={(e) => setCwd(e.currentTarget.value)} placeholder="default workspace" spellcheck={false} />
       </label>
       <div class="row">
-        <label>
-          Model
-          <select value={route} onChange={(e) => setRoute(e.currentTarget.value)}>
+        <label for="new-route">
+          <span>Model</span>
+          <select id="new-route" value={route} onChange={(e) => setRoute(e.currentTarget.value)}>
             <option value="">default{state.models ? ` (${state.models.default})` : ''}</option>
             {state.models?.routes.map((r) => (
               <option key={r.route} value={r.route}>
@@ -39,9 +39,9 @@ function NewSession({ store, state, onDone }: { store: Store; state: AppState; o
             ))}
           </select>
         </label>
-        <label>
-          Approvals
-          <select value={policy} onChange={(e) => setPolicy(e.currentTarget.value)}>
+        <label for="new-policy">
+          <span>Approvals</span>
+          <select id="new-policy" value={policy} onChange={(e) => setPolicy(e.currentTarget.value)}>
             <option value="">default</option>
             <option value="ask">ask</option>
             <option value="auto">auto</option>
