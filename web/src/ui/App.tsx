@@ -1,6 +1,6 @@
 /** The page: sidebar, the open session (header, transcript, approval card, message box), overlays. */
 import { useEffect, useState } from 'preact/hooks';
-import type { Store } from '../store';
+import { liveStatus, type Store } from '../store';
 import { Composer } from './Composer';
 import { Header } from './Header';
 import { Help } from './Help';
@@ -22,6 +22,14 @@ export function App({ store }: { store: Store }) {
   const [drawer, setDrawer] = useState(false);
   const [creating, setCreating] = useState(false);
   const view = state.view;
+
+  // The tab's title says when a session needs the user.
+  const status = view?.descriptor ? liveStatus(view) : null;
+  const name = view ? view.descriptor?.title || view.id : null;
+  useEffect(() => {
+    const prefix = status === 'awaiting_approval' ? '(approval) ' : status === 'running' ? '(running) ' : '';
+    document.title = name ? `${prefix}${name} — agentd` : 'agentd';
+  }, [status, name]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => {
@@ -60,9 +68,9 @@ export function App({ store }: { store: Store }) {
           <TokenForm message={state.link.message} onToken={(t) => store.useToken(t)} />
         ) : view ? (
           <>
-            <Transcript store={store} view={view} />
+            <Transcript key={view.id} store={store} view={view} />
             {view.folded.pendingApproval && <ApprovalCard store={store} request={view.folded.pendingApproval} />}
-            <Composer store={store} view={view} />
+            <Composer key={view.id} store={store} view={view} />
           </>
         ) : (
           <div class="empty">

@@ -94,6 +94,7 @@ const Row = memo(
 export function Transcript({ store, view }: { store: Store; view: SessionView }) {
   const box = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
+  const autoLoaded = useRef<number | null>(null);
   const pendingPage = useRef<{ height: number; seq: number | undefined } | null>(null);
   const items = view.folded.items;
   const firstSeq = view.batches[0]?.sequence;
@@ -110,6 +111,12 @@ export function Transcript({ store, view }: { store: Store; view: SessionView })
       el.scrollTop = el.scrollHeight;
     }
     if (page && view.loading !== 'older' && page.seq === firstSeq) pendingPage.current = null;
+    // Nothing to scroll yet but older history exists: load it, as a scroll-up would.
+    if (!view.loading && view.nextBefore !== null && el.scrollHeight <= el.clientHeight && autoLoaded.current !== view.nextBefore) {
+      autoLoaded.current = view.nextBefore;
+      pendingPage.current = { height: el.scrollHeight, seq: firstSeq };
+      void store.loadOlder();
+    }
   });
 
   const onScroll = (): void => {
