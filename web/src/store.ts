@@ -19,6 +19,8 @@ export interface SessionView {
   nextBefore: number | null;
   loading: 'attaching' | 'older' | null;
   error: string | null;
+  /** head_sequence when attached: the replay is complete once this batch is here. */
+  attachedHead: number;
 }
 
 export interface Toast {
@@ -94,7 +96,7 @@ export class Store {
 
   private emptyView(id: string): SessionView {
     this.folder = new Folder();
-    return { id, descriptor: null, batches: [], folded: this.folder.state, nextBefore: null, loading: 'attaching', error: null };
+    return { id, descriptor: null, batches: [], folded: this.folder.state, nextBefore: null, loading: 'attaching', error: null, attachedHead: 0 };
   }
 
   // ---------- connection ----------
@@ -162,9 +164,9 @@ export class Store {
       if (this.state.view?.id !== id) return;
       if (after === undefined) {
         this.folder = new Folder(a.session);
-        this.touchView({ descriptor: a.session, nextBefore: a.next_before_sequence, loading: null, error: null, batches: [] });
+        this.touchView({ descriptor: a.session, nextBefore: a.next_before_sequence, loading: null, error: null, batches: [], attachedHead: a.head_sequence });
       } else {
-        this.touchView({ descriptor: a.session, loading: null, error: null });
+        this.touchView({ descriptor: a.session, loading: null, error: null, attachedHead: a.head_sequence });
       }
     } catch (err) {
       if (this.state.view?.id !== id || (err instanceof RequestError && err.code === 'disconnected')) return;

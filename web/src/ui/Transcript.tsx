@@ -112,7 +112,8 @@ export function Transcript({ store, view }: { store: Store; view: SessionView })
     }
     if (page && view.loading !== 'older' && page.seq === firstSeq) pendingPage.current = null;
     // Nothing to scroll yet but older history exists: load it, as a scroll-up would.
-    if (!view.loading && view.nextBefore !== null && el.scrollHeight <= el.clientHeight && autoLoaded.current !== view.nextBefore) {
+    const replayed = (view.batches[view.batches.length - 1]?.sequence ?? 0) >= view.attachedHead;
+    if (!view.loading && replayed && view.nextBefore !== null && el.scrollHeight <= el.clientHeight && autoLoaded.current !== view.nextBefore) {
       autoLoaded.current = view.nextBefore;
       pendingPage.current = { height: el.scrollHeight, seq: firstSeq };
       void store.loadOlder();
