@@ -108,6 +108,13 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     expect(await tools.last().locator('summary').innerText()).toContain('denied');
     expect(await tools.first().getAttribute('open')).toBeNull();
     expect(await tools.last().getAttribute('open')).not.toBeNull();
+    // The keyboard answers too (y = approve), outside the message box.
+    await send(page, '!sh echo keyed-approval');
+    await card.waitFor({ timeout: T });
+    await page.locator('.transcript').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('y');
+    await card.waitFor({ state: 'detached', timeout: T });
+    await page.locator('.tool-output', { hasText: 'keyed-approval' }).waitFor({ timeout: T });
     // Abort: the turn is interrupted.
     await send(page, '!sh echo aborted-one');
     await card.waitFor({ timeout: T });
@@ -120,7 +127,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
 
   it('interrupts a slow turn with Esc and with the Interrupt button; queues and steers', async () => {
     const page = await openUi(b, d, { session: sessionId });
-    await page.getByText('command exited with code 0').waitFor();
+    await page.getByText('command exited with code 0').first().waitFor();
     await send(page, '!sleep 20000');
     await page.locator('.msg.agent.streaming').waitFor({ timeout: T });
     await page.getByRole('radio', { name: 'Steer' }).check();

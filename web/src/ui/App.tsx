@@ -1,6 +1,7 @@
 /** The page: sidebar, the open session (header, transcript, approval card, message box), overlays. */
 import { useEffect, useState } from 'preact/hooks';
 import { liveStatus, type Store } from '../store';
+import type { ApprovalDecision } from '../wire';
 import { Composer } from './Composer';
 import { Header } from './Header';
 import { Help } from './Help';
@@ -8,6 +9,9 @@ import { ApprovalCard } from './Approval';
 import { Sidebar } from './Sidebar';
 import { Transcript } from './Transcript';
 import { Banner, TokenForm, Toasts } from './Status';
+
+/** Answering the approval card from the keyboard (outside the message box), as in the TUI. */
+const APPROVAL_KEYS: Record<string, ApprovalDecision> = { y: 'approve', a: 'approve_for_session', n: 'deny' };
 
 /** Re-render on every store change. */
 function useStore(store: Store) {
@@ -44,7 +48,14 @@ export function App({ store }: { store: Store }) {
         }
         return;
       }
-      if (typing) return;
+      if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+      const pending = store.state.view?.folded.pendingApproval;
+      const decision = pending ? APPROVAL_KEYS[e.key] : undefined;
+      if (pending && decision) {
+        e.preventDefault();
+        store.submit({ type: 'exec_approval', id: pending.approval_id, decision });
+        return;
+      }
       if (e.key === '?') {
         e.preventDefault();
         setHelp(true);

@@ -3,6 +3,7 @@ const SHORTCUTS: Array<[string, string]> = [
   ['Enter', 'send the message'],
   ['Shift+Enter', 'new line in the message'],
   ['Esc', 'interrupt the running turn (or close this overlay)'],
+  ['y / a / n', 'approve / approve for session / deny the pending call (outside the message box)'],
   ['/', 'focus the message box'],
   ['?', 'show these shortcuts'],
 ];
