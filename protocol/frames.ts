@@ -223,7 +223,7 @@ export const RouteInfoSchema = z.strictObject({
   route: IdentifierSchema,
   provider: z.string(),
   model: z.string(),
-  context_window: z.number().int().positive().nullable(),
+  context_window: ModelInfoSchema.shape.context_window,
   reasoning_efforts: z.array(z.string()),
 });
 export type RouteInfo = z.infer<typeof RouteInfoSchema>;

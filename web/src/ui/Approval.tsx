@@ -2,7 +2,7 @@
  * The approval card of the pending `exec_approval_request`. It disappears when the
  * session's `approval_resolved` arrives — from this tab or any other — never on click.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Store } from '../store';
 import type { ApprovalDecision, ExecApprovalRequestMsg } from '../wire';
 import { argsLine } from './format';
@@ -17,6 +17,12 @@ const BUTTONS: Array<{ decision: ApprovalDecision; label: string; cls: string }>
 export function ApprovalCard({ store, request }: { store: Store; request: ExecApprovalRequestMsg }) {
   const [sent, setSent] = useState<string | null>(null);
   const answered = sent === request.approval_id;
+  // If no approval_resolved follows (the submission was refused), offer the buttons again.
+  useEffect(() => {
+    if (!answered) return;
+    const t = setTimeout(() => setSent(null), 5000);
+    return () => clearTimeout(t);
+  }, [answered]);
   return (
     <section class="approval" role="alertdialog" aria-label="Approval needed" data-approval={request.approval_id}>
       <div class="approval-head">
