@@ -161,6 +161,15 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     const list = await c.ok({ type: 'list_sessions' });
     expect(list.sessions.find((s: { session_id: string }) => s.session_id === sessionId).model.route).toBe('alt');
     await expect.poll(() => page.locator(`[data-session="${sessionId}"] .sub`).innerText(), { timeout: T }).toContain('alt');
+
+    // `#session=ID` alone: on a reload (the token is in this tab's sessionStorage) and pasted into an open page.
+    const other = await c.createSession({ approval_policy: 'auto', title: 'by fragment' });
+    await page.goto(`${d.httpUrl}/#session=${other.session_id}`);
+    await page.reload();
+    await page.getByRole('heading', { name: 'by fragment' }).waitFor({ timeout: T });
+    await page.evaluate((id) => (location.hash = `#session=${id}`), sessionId);
+    await page.getByRole('heading', { name: sessionId }).waitFor({ timeout: T });
+    await page.locator('.note', { hasText: 'model switched to alt' }).waitFor({ timeout: T });
     noErrors(page);
     await page.close();
   });

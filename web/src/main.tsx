@@ -12,3 +12,10 @@ const root = document.getElementById('app')!;
 root.textContent = ''; // the "Loading…" placeholder of index.html
 render(<App store={store} />, root);
 store.start();
+
+// A pasted `#session=ID` / `#token=T` on an open page: use it without a reload.
+window.addEventListener('hashchange', () => {
+  const frag = takeFragment();
+  if (frag.token) store.useToken(frag.token);
+  if (frag.session) store.select(frag.session);
+});
