@@ -246,6 +246,17 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     await page.close();
   });
 
+  it('asks for the token when it is wrong, and says when a session does not exist', async () => {
+    const page = await openUi(b, { httpUrl: d.httpUrl, token: 'wrong-token' }, { session: 's_missing' });
+    await page.getByRole('heading', { name: 'This daemon needs a token' }).waitFor({ timeout: T });
+    await shot(page, 'token');
+    await page.getByLabel('Token').fill(d.token!);
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await page.getByText('There is no session s_missing.').waitFor({ timeout: T });
+    expect(await page.evaluate(() => sessionStorage.getItem('agentd.token'))).toBe(d.token);
+    await page.close();
+  });
+
   it('refuses a page from another origin and a request with a foreign Host (once the server checks them)', async (ctx) => {
     // Origin/Host checks (runtime.md §15) are written by the server engineer in parallel;
     // before they are merged the daemon accepts these, and this test says so and skips.

@@ -123,7 +123,7 @@ export function Sidebar({ store, state, creating, setCreating, onPicked }: Sideb
         />
       )}
       {sessions === null ? (
-        <p class="hint">Loading sessions…</p>
+        <p class="hint">{state.link.state === 'unauthorized' ? 'Not connected.' : 'Loading sessions…'}</p>
       ) : sessions.length === 0 ? (
         <p class="hint">No sessions yet.</p>
       ) : (

@@ -30,7 +30,7 @@ export function TokenForm({ message, onToken }: { message: string; onToken: (tok
     >
       <h2>This daemon needs a token</h2>
       <p>
-        {message}. Open the page with <code>agentd open</code> (it puts the token in the address), or paste the token from
+        {message.charAt(0).toUpperCase() + message.slice(1).replace(/\.$/, '')}. Open the page with <code>agentd open</code> (it puts the token in the address), or paste the token from
         the daemon's data dir (<code>DATA_DIR/token</code>).
       </p>
       <label>
