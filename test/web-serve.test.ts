@@ -96,6 +96,33 @@ describe('static serving', () => {
   });
 });
 
+describe('a daemon whose web UI is not built', () => {
+  it('answers / with 503 and a hint, other paths as before', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { createServer } = await import('node:http');
+    const { loadWebAssets, webHandler } = await import('../src/server/web.js');
+    const { httpHandler } = await import('../src/server/http.js');
+    const empty = mkdtempSync(join(tmpdir(), 'agentd-noweb-'));
+    const assets = loadWebAssets(empty);
+    expect(assets.ok).toBe(false);
+    const server = createServer(httpHandler(() => ({}), webHandler(assets)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const res = await fetch(`${base}/`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toContain('npm run build');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect((await fetch(`${base}/assets/x.js`)).status).toBe(404);
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    } finally {
+      server.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('list_models', () => {
   it('answers the default route and every route with context window and efforts', async () => {
     const c = await connect(d);
