@@ -80,6 +80,13 @@ export const SubmitSchema = z.strictObject({
 });
 export type Submit = z.infer<typeof SubmitSchema>;
 
+/** Ask for the configured model routes (answered by `models`). */
+export const ListModelsSchema = z.strictObject({
+  type: z.literal('list_models'),
+  req_id: ReqIdSchema,
+});
+export type ListModels = z.infer<typeof ListModelsSchema>;
+
 /** Any client frame, discriminated on `type`. */
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   HelloSchema,
@@ -89,6 +96,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   DetachSchema,
   HistorySchema,
   SubmitSchema,
+  ListModelsSchema,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 
@@ -223,6 +231,25 @@ export const AdmittedSchema = z.strictObject({
 });
 export type Admitted = z.infer<typeof AdmittedSchema>;
 
+/** One configured model route as listed by `models`; `context_window` null when not configured. */
+export const RouteInfoSchema = z.strictObject({
+  route: IdentifierSchema,
+  provider: z.string(),
+  model: z.string(),
+  context_window: ModelInfoSchema.shape.context_window,
+  reasoning_efforts: z.array(z.string()),
+});
+export type RouteInfo = z.infer<typeof RouteInfoSchema>;
+
+/** Answer to `list_models`: the default route and every route, in configuration order. */
+export const ModelsFrameSchema = z.strictObject({
+  type: z.literal('models'),
+  req_id: z.string(),
+  default: IdentifierSchema,
+  routes: z.array(RouteInfoSchema),
+});
+export type ModelsFrame = z.infer<typeof ModelsFrameSchema>;
+
 /** Any server frame, discriminated on `type`. */
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   WelcomeSchema,
@@ -235,5 +262,6 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   QueuedSchema,
   AdmittedSchema,
   BatchFrameSchema,
+  ModelsFrameSchema,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;

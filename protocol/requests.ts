@@ -20,6 +20,7 @@ export const REQUEST_ANSWER = {
   attach: 'attached',
   detach: 'detached',
   history: 'history',
+  list_models: 'models',
 } as const satisfies Record<ClientRequestType, ServerFrame['type']>;
 
 /** The answer frame of request type `T`. */

@@ -5,7 +5,7 @@
  * dist/ entry point does.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,4 +23,30 @@ export default function setup(): void {
   if (!existsSync(join(root, 'dist', 'src', 'cli', 'main.js'))) {
     throw new Error('global-setup: dist/src/cli/main.js was not built; see the tsc output above');
   }
+  buildWebIfStale();
+}
+
+/** Newest modification time under `dir` (files only). */
+function newest(dir: string): number {
+  let t = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const s = statSync(p);
+    t = Math.max(t, s.isDirectory() ? newest(p) : s.mtimeMs);
+  }
+  return t;
+}
+
+/** The browser UI (web/ → dist/web, as `npm run build` does), rebuilt only when web/ or protocol/ changed. */
+function buildWebIfStale(): void {
+  const index = join(root, 'dist', 'web', 'index.html');
+  const sources = Math.max(newest(join(root, 'web')), newest(join(root, 'protocol')));
+  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
+  const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
+  // NODE_ENV=production: vitest sets "test", which would make Vite bundle preact/debug.
+  execFileSync(process.execPath, [vite, 'build', '--config', join(root, 'web', 'vite.config.ts')], {
+    cwd: root,
+    stdio: 'pipe',
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
 }

@@ -8,6 +8,7 @@ import { registerAttach } from './attach.js';
 import { registerSend } from './send.js';
 import { registerSessions } from './sessions.js';
 import { packageVersion } from './version.js';
+import { registerOpen } from './open.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -17,6 +18,7 @@ const COMMANDS: RegisterCommand[] = [
   registerAttach,
   registerSend,
   registerSessions,
+  registerOpen,
 ];
 
 export function buildProgram(): Command {

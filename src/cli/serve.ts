@@ -6,7 +6,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino, type Logger } from 'pino';
-import { loadConfig, type Config } from '../config/config.js';
+import { loadConfig, resolveRoutes, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { isLoopbackHost } from '../server/auth.js';
 import type { AgentdServer } from '../server/index.js';
@@ -114,7 +114,11 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
   // Loaded here, not at the top: other `agentd` commands should not pay for the daemon.
-  const [{ SessionHost }, { startServer }] = await Promise.all([import('../session/host.js'), import('../server/index.js')]);
+  const [{ SessionHost }, { startServer }, { modelCatalog }] = await Promise.all([
+    import('../session/host.js'),
+    import('../server/index.js'),
+    import('../server/models.js'),
+  ]);
   let host: SessionHost;
   try {
     host = SessionHost.open({ dataDir, config, logger });
@@ -133,6 +137,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       serverName: `agentd/${version}`,
       logger,
       health: () => hostHealth(host),
+      models: modelCatalog(config.models.default, resolveRoutes(config).values()),
       ...tune,
     });
   } catch (err) {

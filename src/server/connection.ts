@@ -25,6 +25,7 @@ import type { CommittedBatch, SessionHandle, SessionHostApi } from '../session/a
 import type { UpgradeCredentials } from './auth.js';
 import { rawToString } from './frames.js';
 import { checkHello, CLOSE_PROTOCOL } from './handshake.js';
+import type { ModelCatalog } from './models.js';
 import { Subscription, type Outlet } from './subscription.js';
 
 export interface ConnectionOptions {
@@ -44,6 +45,8 @@ export interface ConnectionOptions {
   dispatch: (conn: Connection, frame: ClientFrame) => void;
   /** Server-wide counters, shared by all connections. */
   stats: ServerStats;
+  /** What `list_models` answers (absent: an `internal` error). */
+  models?: ModelCatalog | undefined;
 }
 
 export interface ServerStats {

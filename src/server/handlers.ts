@@ -12,6 +12,7 @@ import {
   type Submit,
 } from '../../protocol/index.js';
 import type { Connection } from './connection.js';
+import { listModels } from './models.js';
 
 /**
  * A history answer carries at most this many bytes of batches (but at least one batch),
@@ -40,6 +41,8 @@ export function dispatchFrame(conn: Connection, frame: ClientFrame): void {
       return history(conn, frame);
     case 'submit':
       return submit(conn, frame);
+    case 'list_models':
+      return listModels(conn, frame, conn.options.models);
   }
 }
 

@@ -24,8 +24,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** Handler of ordinary HTTP requests. `health` builds the /healthz body. */
-export function httpHandler(health: () => Record<string, unknown>) {
+/** Handler of ordinary HTTP requests. `health` builds the /healthz body; `web` serves the browser UI (true = handled). */
+export function httpHandler(
+  health: () => Record<string, unknown>,
+  web?: (req: IncomingMessage, res: ServerResponse, path: string) => boolean,
+) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const path = pathOf(req);
     if (path === HEALTH_PATH) {
@@ -41,6 +44,7 @@ export function httpHandler(health: () => Record<string, unknown>) {
       sendJson(res, 426, { ok: false, error: `connect with a WebSocket to ${WS_PATH}` });
       return;
     }
+    if (web?.(req, res, path)) return;
     sendJson(res, 404, { ok: false, error: 'not found' });
   };
 }

@@ -12,6 +12,8 @@ import { upgradeCredentials } from './auth.js';
 import { Connection, type ServerStats } from './connection.js';
 import { dispatchFrame } from './handlers.js';
 import { httpHandler, isProtocolPath, rejectUpgrade } from './http.js';
+import type { ModelCatalog } from './models.js';
+import { defaultWebRoot, loadWebAssets, webHandler } from './web.js';
 
 export { isLoopbackHost } from './auth.js';
 
@@ -34,6 +36,10 @@ export interface ServerOptions {
   helloTimeoutMs?: number;
   /** Extra fields of the /healthz answer (e.g. resident sessions). */
   health?: () => Record<string, unknown>;
+  /** What `list_models` answers (the configured routes). */
+  models?: ModelCatalog;
+  /** Directory of the built web UI (default: dist/web of this package); null serves none. */
+  webRoot?: string | null;
   /** Frame dispatcher (default: the protocol v1 handlers). */
   dispatch?: (conn: Connection, frame: ClientFrame) => void;
 }
@@ -96,7 +102,8 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     };
   };
 
-  const http: Server = createServer(httpHandler(health));
+  const webRoot = options.webRoot === undefined ? defaultWebRoot() : options.webRoot;
+  const http: Server = createServer(httpHandler(health, webRoot === null ? undefined : webHandler(loadWebAssets(webRoot))));
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: LIMITS.frameMaxBytes,
@@ -115,6 +122,7 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
     helloTimeoutMs: options.helloTimeoutMs ?? LIMITS.helloTimeoutMs,
     dispatch: options.dispatch ?? dispatchFrame,
+    models: options.models,
   };
 
   http.on('upgrade', (req, socket: Socket, head) => {
