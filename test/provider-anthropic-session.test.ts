@@ -59,14 +59,8 @@ describe('anthropic route in a session', () => {
     fake.enqueue(
       events([
         ev.start({ input_tokens: 100, cache_read_input_tokens: 0, cache_creation_input_tokens: 20, output_tokens: 1 }),
-        ev.thinkingStart(0),
-        ev.thinking(0, 'Read the notes.'),
-        ev.signature(0, 'sig'),
-        ev.stop(0),
-        ev.toolStart(1, 'toolu_1', 'read_file'),
-        ev.json(1, '{"path":'),
-        ev.json(1, '"notes.txt"}'),
-        ev.stop(1),
+        ...ev.thinkingBlock(0, ['Read the notes.'], ['sig']),
+        ...ev.toolBlock(1, 'toolu_1', 'read_file', '{"path":', '"notes.txt"}'),
         ev.delta('tool_use', { output_tokens: 10 }),
         ev.messageStop(),
       ]),

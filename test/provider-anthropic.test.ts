@@ -3,32 +3,18 @@
  * SSE stream, parsed by the official SDK: streaming, tools, thinking, caching, usage,
  * retries, typed failures and the API key's handling.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAnthropicClient } from '../src/model/anthropic.js';
-import type { ContextItem, ModelChunk, ModelRequest, ModelRoute, ReasoningBlock, ToolCallRequest } from '../src/model/types.js';
-import { ev, events, eventsThenHang, startFakeAnthropic, status, textReply, type FakeAnthropic } from './helpers/fake-anthropic.js';
-import { collect, failure } from './helpers/model-stream.js';
+import { ModelError, type ContextItem, type ModelChunk, type ReasoningBlock, type ToolCallRequest } from '../src/model/types.js';
+import { ev, events, eventsThenHang, startFakeAnthropic, status, textReply } from './helpers/fake-anthropic.js';
+import { abortAfterFirst, collect, failure, timed } from './helpers/model-stream.js';
+import { useFakeProvider } from './helpers/provider-fixture.js';
 
 const KEY_ENV = 'AGENTD_TEST_ANTHROPIC_KEY';
 const SECRET = 'sk-ant-test-secret-987654';
 
-let fake: FakeAnthropic;
-beforeEach(async () => {
-  fake = await startFakeAnthropic();
-  process.env[KEY_ENV] = SECRET;
-});
-afterEach(async () => {
-  delete process.env[KEY_ENV];
-  await fake.close();
-});
-
-function route(extra: Partial<ModelRoute> = {}): ModelRoute {
-  return { route: 'claude', provider: 'anthropic', model: 'fake-claude', base_url: fake.baseURL, api_key_env: KEY_ENV, context_window: 200_000, ...extra };
-}
-
-function request(extra: Partial<ModelRequest> = {}): ModelRequest {
-  return { route: route(), reasoning_effort: null, context: [{ role: 'user', text: 'hi' }], tools: [], signal: new AbortController().signal, ...extra };
-}
+const f = useFakeProvider(startFakeAnthropic, { route: 'claude', provider: 'anthropic', model: 'fake-claude', context_window: 200_000 }, KEY_ENV, SECRET);
+const { route, request } = f;
 
 const fast = () => createAnthropicClient({ baseDelayMs: 1, maxDelayMs: 5 });
 const anthropicError = (type: string, message: string) => ({ type: 'error', error: { type, message } });
@@ -55,7 +41,7 @@ function cacheMarks(body: any): string[] {
 
 describe('anthropic provider: streaming', () => {
   it('streams text deltas (pings ignored), usage and finish; sends the documented request', async () => {
-    fake.enqueue(events([ev.start({ input_tokens: 12, output_tokens: 1 }), ev.ping(), ev.textStart(0), ev.text(0, 'Hel'), ev.ping(), ev.text(0, 'lo'), ev.stop(0), ev.delta('end_turn', { output_tokens: 3 }), ev.messageStop()]));
+    f.fake.enqueue(events([ev.start({ input_tokens: 12, output_tokens: 1 }), ev.ping(), ev.textStart(0), ev.text(0, 'Hel'), ev.ping(), ev.text(0, 'lo'), ev.stop(0), ev.delta('end_turn', { output_tokens: 3 }), ev.messageStop()]));
     const out = await collect(fast().stream(request()));
     expect(out).toEqual([
       { type: 'text_delta', delta: 'Hel' },
@@ -63,7 +49,7 @@ describe('anthropic provider: streaming', () => {
       { type: 'usage', input_tokens: 12, output_tokens: 3, cached_input_tokens: 0 },
       { type: 'finish', reason: 'stop' },
     ]);
-    const [req] = fake.requests;
+    const [req] = f.fake.requests;
     expect(req!.method).toBe('POST');
     expect(req!.url).toBe('/v1/messages');
     // SDK 1.14 sends an apiKey as a bearer token.
@@ -73,23 +59,13 @@ describe('anthropic provider: streaming', () => {
   });
 
   it('assembles parallel tool calls from input_json_delta fragments', async () => {
-    fake.enqueue(
+    f.fake.enqueue(
       events([
         ev.start(),
-        ev.textStart(0),
-        ev.text(0, 'Let me look.'),
-        ev.stop(0),
-        ev.toolStart(1, 'toolu_a', 'list_dir'),
-        ev.json(1, ''),
-        ev.json(1, '{"pa'),
-        ev.json(1, 'th": "."}'),
-        ev.stop(1),
-        ev.toolStart(2, 'toolu_b', 'shell'),
-        ev.json(2, '{"command"'),
-        ev.json(2, ': "ls -la"}'),
-        ev.stop(2),
-        ev.toolStart(3, 'toolu_c', 'status'),
-        ev.stop(3),
+        ...ev.textBlock(0, 'Let me look.'),
+        ...ev.toolBlock(1, 'toolu_a', 'list_dir', '', '{"pa', 'th": "."}'),
+        ...ev.toolBlock(2, 'toolu_b', 'shell', '{"command"', ': "ls -la"}'),
+        ...ev.toolBlock(3, 'toolu_c', 'status'),
         ev.delta('tool_use', { output_tokens: 30 }),
         ev.messageStop(),
       ]),
@@ -102,16 +78,16 @@ describe('anthropic provider: streaming', () => {
       { type: 'tool_call', call: { call_id: 'toolu_c', tool: 'status', arguments: {} } },
       { type: 'finish', reason: 'tool_calls' },
     ]);
-    expect(fake.requests[0]!.body.tools).toEqual([{ name: 'shell', description: 'Run a command', input_schema: SHELL.parameters }]);
+    expect(f.fake.requests[0]!.body.tools).toEqual([{ name: 'shell', description: 'Run a command', input_schema: SHELL.parameters }]);
   });
 
   it('rejects tool arguments that are not a JSON object', async () => {
-    fake.enqueue(events([ev.start(), ev.toolStart(0, 'toolu_x', 'shell'), ev.json(0, '{"command": "l'), ev.stop(0), ev.delta('tool_use'), ev.messageStop()]));
+    f.fake.enqueue(events([ev.start(), ev.toolStart(0, 'toolu_x', 'shell'), ev.json(0, '{"command": "l'), ev.stop(0), ev.delta('tool_use'), ev.messageStop()]));
     expect((await failure(fast().stream(request()))).code).toBe('invalid_tool_arguments');
   });
 
   it('maps max_tokens to finish length and drops the tool call it cut', async () => {
-    fake.enqueue(events([ev.start(), ev.textStart(0), ev.text(0, 'cut'), ev.stop(0), ev.toolStart(1, 'toolu_y', 'shell'), ev.json(1, '{"comm'), ev.delta('max_tokens'), ev.messageStop()]));
+    f.fake.enqueue(events([ev.start(), ev.textStart(0), ev.text(0, 'cut'), ev.stop(0), ev.toolStart(1, 'toolu_y', 'shell'), ev.json(1, '{"comm'), ev.delta('max_tokens'), ev.messageStop()]));
     const out = await collect(fast().stream(request()));
     expect(out.filter((c) => c.type !== 'usage')).toEqual([
       { type: 'text_delta', delta: 'cut' },
@@ -120,12 +96,10 @@ describe('anthropic provider: streaming', () => {
   });
 
   it('maps usage: input counts cache reads and writes, cached_input_tokens = cache reads, reasoning_tokens = thinking tokens', async () => {
-    fake.enqueue(
+    f.fake.enqueue(
       events([
         ev.start({ input_tokens: 100, cache_read_input_tokens: 800, cache_creation_input_tokens: 50, output_tokens: 1 }),
-        ev.textStart(0),
-        ev.text(0, 'ok'),
-        ev.stop(0),
+        ...ev.textBlock(0, 'ok'),
         ev.delta('end_turn', { output_tokens: 42, output_tokens_details: { thinking_tokens: 30 } }),
         ev.messageStop(),
       ]),
@@ -135,25 +109,18 @@ describe('anthropic provider: streaming', () => {
   });
 
   it('fails with incomplete_stream when the stream ends without a stop reason', async () => {
-    fake.enqueue(events([ev.start(), ev.textStart(0), ev.text(0, 'a')]));
+    f.fake.enqueue(events([ev.start(), ev.textStart(0), ev.text(0, 'a')]));
     expect((await failure(fast().stream(request()))).code).toBe('incomplete_stream');
   });
 });
 
 describe('anthropic provider: extended thinking', () => {
   it('streams thinking as reasoning_delta, keeps the signed block and sends it back in the tool loop', async () => {
-    fake.enqueue(
+    f.fake.enqueue(
       events([
         ev.start(),
-        ev.thinkingStart(0),
-        ev.thinking(0, 'I should '),
-        ev.thinking(0, 'list files.'),
-        ev.signature(0, 'sig-part-1'),
-        ev.signature(0, '-part-2'),
-        ev.stop(0),
-        ev.toolStart(1, 'toolu_1', 'shell'),
-        ev.json(1, '{"command":"ls"}'),
-        ev.stop(1),
+        ...ev.thinkingBlock(0, ['I should ', 'list files.'], ['sig-part-1', '-part-2']),
+        ...ev.toolBlock(1, 'toolu_1', 'shell', '{"command":"ls"}'),
         ev.delta('tool_use'),
         ev.messageStop(),
       ]),
@@ -164,17 +131,17 @@ describe('anthropic provider: extended thinking', () => {
       { type: 'reasoning_delta', delta: 'list files.' },
       { type: 'reasoning_block', block: { type: 'thinking', thinking: 'I should list files.', signature: 'sig-part-1-part-2' } },
     ]);
-    expect(fake.requests[0]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
-    expect(fake.requests[0]!.body.max_tokens).toBe(8192 + 16384);
+    expect(f.fake.requests[0]!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
+    expect(f.fake.requests[0]!.body.max_tokens).toBe(8192 + 16384);
 
-    fake.enqueue(events(textReply(['one file'])));
+    f.fake.enqueue(events(textReply(['one file'])));
     const context: ContextItem[] = [
       { role: 'user', text: 'list files' },
       assistantItem(first),
       { role: 'tool', call_id: 'toolu_1', tool: 'shell', output: 'a.txt', exit_code: 0 },
     ];
     await collect(fast().stream(request({ reasoning_effort: 'high', tools: [SHELL], context })));
-    const body = fake.requests[1]!.body;
+    const body = f.fake.requests[1]!.body;
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
     expect(body.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'list files', cache_control: { type: 'ephemeral' } }] },
@@ -190,39 +157,39 @@ describe('anthropic provider: extended thinking', () => {
   });
 
   it('keeps redacted thinking opaque and sends it back unchanged', async () => {
-    fake.enqueue(
-      events([ev.start(), ev.redacted(0, 'ENCRYPTED=='), ev.stop(0), ev.toolStart(1, 'toolu_2', 'shell'), ev.json(1, '{"command":"pwd"}'), ev.stop(1), ev.delta('tool_use'), ev.messageStop()]),
+    f.fake.enqueue(
+      events([ev.start(), ev.redacted(0, 'ENCRYPTED=='), ev.stop(0), ...ev.toolBlock(1, 'toolu_2', 'shell', '{"command":"pwd"}'), ev.delta('tool_use'), ev.messageStop()]),
     );
     const first = await collect(fast().stream(request({ reasoning_effort: 'low' })));
     expect(first[0]).toEqual({ type: 'reasoning_block', block: { type: 'redacted_thinking', data: 'ENCRYPTED==' } });
     expect(first.some((c) => c.type === 'reasoning_delta')).toBe(false);
 
-    fake.enqueue(events(textReply(['/tmp'])));
+    f.fake.enqueue(events(textReply(['/tmp'])));
     const context: ContextItem[] = [{ role: 'user', text: 'where?' }, assistantItem(first), { role: 'tool', call_id: 'toolu_2', tool: 'shell', output: '/tmp' }];
     await collect(fast().stream(request({ reasoning_effort: 'low', context })));
-    const body = fake.requests[1]!.body;
+    const body = f.fake.requests[1]!.body;
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
     expect(body.messages[1].content[0]).toEqual({ type: 'redacted_thinking', data: 'ENCRYPTED==' });
   });
 
   it('maps efforts to budgets (names and token counts), omits thinking without effort, rejects an unknown effort without a request', async () => {
     for (const [effort, budget] of [['minimal', 1024], ['medium', 8192], ['12000', 12000]] as const) {
-      fake.enqueue(events(textReply(['ok'])));
+      f.fake.enqueue(events(textReply(['ok'])));
       await collect(fast().stream(request({ reasoning_effort: effort })));
-      expect(fake.requests.at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: budget });
-      expect(fake.requests.at(-1)!.body.max_tokens).toBe(8192 + budget);
+      expect(f.fake.requests.at(-1)!.body.thinking).toEqual({ type: 'enabled', budget_tokens: budget });
+      expect(f.fake.requests.at(-1)!.body.max_tokens).toBe(8192 + budget);
     }
-    fake.enqueue(events(textReply(['ok'])), events(textReply(['ok'])));
+    f.fake.enqueue(events(textReply(['ok'])), events(textReply(['ok'])));
     await collect(fast().stream(request({ reasoning_effort: 'none', route: route({ max_tokens: 1000 }) })));
     await collect(fast().stream(request()));
-    for (const req of fake.requests.slice(-2)) expect(req.body.thinking).toBeUndefined();
-    expect(fake.requests.at(-2)!.body.max_tokens).toBe(1000);
+    for (const req of f.fake.requests.slice(-2)) expect(req.body.thinking).toBeUndefined();
+    expect(f.fake.requests.at(-2)!.body.max_tokens).toBe(1000);
 
-    const count = fake.requests.length;
+    const count = f.fake.requests.length;
     const err = await failure(fast().stream(request({ reasoning_effort: 'extreme' })));
     expect(err.code).toBe('bad_request');
     expect(err.message).toContain('extreme');
-    expect(fake.requests).toHaveLength(count);
+    expect(f.fake.requests).toHaveLength(count);
   });
 
   it('drops thinking blocks when thinking is off, and makes an open tool loop without thinking blocks a call without thinking', async () => {
@@ -232,20 +199,20 @@ describe('anthropic provider: extended thinking', () => {
       { role: 'assistant', text: '', tool_calls: [{ call_id: 't1', tool: 'shell', arguments: { command: 'ls' } }], reasoning },
       { role: 'tool', call_id: 't1', tool: 'shell', output: 'x' },
     ];
-    fake.enqueue(events(textReply(['ok'])), events(textReply(['ok'])));
+    f.fake.enqueue(events(textReply(['ok'])), events(textReply(['ok'])));
     await collect(fast().stream(request({ context: loop })));
-    expect(fake.requests[0]!.body.messages[1].content).toEqual([{ type: 'tool_use', id: 't1', name: 'shell', input: { command: 'ls' } }]);
+    expect(f.fake.requests[0]!.body.messages[1].content).toEqual([{ type: 'tool_use', id: 't1', name: 'shell', input: { command: 'ls' } }]);
 
     const withoutThinking = loop.map((item) => (item.role === 'assistant' ? { ...item, reasoning: [] } : item));
     await collect(fast().stream(request({ context: withoutThinking, reasoning_effort: 'high' })));
-    expect(fake.requests[1]!.body.thinking).toBeUndefined();
-    expect(fake.requests[1]!.body.max_tokens).toBe(8192);
+    expect(f.fake.requests[1]!.body.thinking).toBeUndefined();
+    expect(f.fake.requests[1]!.body.max_tokens).toBe(8192);
   });
 });
 
 describe('anthropic provider: transcript and prompt caching', () => {
   it('marks the system prompt and the stable prefix (the previous call end and the last message) for caching', async () => {
-    fake.enqueue(events(textReply(['done'])));
+    f.fake.enqueue(events(textReply(['done'])));
     const context: ContextItem[] = [
       { role: 'user', text: 'first' },
       { role: 'assistant', text: 'answer one' },
@@ -256,7 +223,7 @@ describe('anthropic provider: transcript and prompt caching', () => {
       { role: 'tool', call_id: 'b', tool: 'shell', output: '' },
     ];
     await collect(fast().stream(request({ system: 'You are agentd.', context, tools: [SHELL] })));
-    const body = fake.requests[0]!.body;
+    const body = f.fake.requests[0]!.body;
     expect(body.system).toEqual([{ type: 'text', text: 'You are agentd.', cache_control: { type: 'ephemeral' } }]);
     expect(body.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
     expect(body.messages[2].content).toEqual([
@@ -274,42 +241,41 @@ describe('anthropic provider: transcript and prompt caching', () => {
 
 describe('anthropic provider: failures and retries', () => {
   it('honours retry-after on 429, then succeeds', async () => {
-    fake.enqueue(status(429, anthropicError('rate_limit_error', 'slow down'), { 'retry-after': '1' }), events(textReply(['ok'])));
-    const started = Date.now();
-    const out = await collect(fast().stream(request()));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    f.fake.enqueue(status(429, anthropicError('rate_limit_error', 'slow down'), { 'retry-after': '1' }), events(textReply(['ok'])));
+    const { out, ms } = await timed(fast().stream(request()));
+    expect(ms).toBeGreaterThanOrEqual(900);
     expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
-    expect(fake.requests).toHaveLength(2);
+    expect(f.fake.requests).toHaveLength(2);
   });
 
   it('gives up on persistent 500/529 with a retryable provider_error', async () => {
-    fake.enqueue(status(529, anthropicError('overloaded_error', 'Overloaded')));
-    for (let i = 0; i < 4; i++) fake.enqueue(status(500, anthropicError('api_error', 'boom')));
+    f.fake.enqueue(status(529, anthropicError('overloaded_error', 'Overloaded')));
+    for (let i = 0; i < 4; i++) f.fake.enqueue(status(500, anthropicError('api_error', 'boom')));
     const err = await failure(createAnthropicClient({ maxRetries: 2, baseDelayMs: 1 }).stream(request()));
     expect(err.code).toBe('provider_error');
     expect(err.retryable).toBe(true);
-    expect(fake.requests).toHaveLength(3);
+    expect(f.fake.requests).toHaveLength(3);
   });
 
   it('maps "prompt is too long" and HTTP 413 to context_overflow, not retried', async () => {
-    fake.enqueue(status(400, anthropicError('invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum')));
+    f.fake.enqueue(status(400, anthropicError('invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum')));
     const err = await failure(fast().stream(request()));
     expect(err.code).toBe('context_overflow');
     expect(err.retryable).toBe(false);
     expect(err.message).toContain('prompt is too long');
-    fake.enqueue(status(413, anthropicError('request_too_large', 'Request exceeds the maximum allowed number of bytes.')));
+    f.fake.enqueue(status(413, anthropicError('request_too_large', 'Request exceeds the maximum allowed number of bytes.')));
     expect((await failure(fast().stream(request()))).code).toBe('context_overflow');
-    fake.enqueue(status(400, anthropicError('invalid_request_error', 'max_tokens: must be positive')));
+    f.fake.enqueue(status(400, anthropicError('invalid_request_error', 'max_tokens: must be positive')));
     expect((await failure(fast().stream(request()))).code).toBe('bad_request');
-    expect(fake.requests).toHaveLength(3);
+    expect(f.fake.requests).toHaveLength(3);
   });
 
   it('retries an error event before any output, but not after output started', async () => {
-    fake.enqueue(events([ev.start(), ev.error('overloaded_error', 'Overloaded')]), events(textReply(['ok'])));
+    f.fake.enqueue(events([ev.start(), ev.error('overloaded_error', 'Overloaded')]), events(textReply(['ok'])));
     expect((await collect(fast().stream(request())))[0]).toEqual({ type: 'text_delta', delta: 'ok' });
-    expect(fake.requests).toHaveLength(2);
+    expect(f.fake.requests).toHaveLength(2);
 
-    fake.enqueue(events([ev.start(), ev.textStart(0), ev.text(0, 'partial'), ev.error('overloaded_error', 'Overloaded')]), events(textReply(['again'])));
+    f.fake.enqueue(events([ev.start(), ev.textStart(0), ev.text(0, 'partial'), ev.error('overloaded_error', 'Overloaded')]), events(textReply(['again'])));
     const seen: ModelChunk[] = [];
     const err = await failure(
       (async function* () {
@@ -319,22 +285,17 @@ describe('anthropic provider: failures and retries', () => {
     expect(seen).toEqual([{ type: 'text_delta', delta: 'partial' }]);
     expect(err.code).toBe('provider_error');
     expect(err.retryable).toBe(false);
-    expect(fake.requests).toHaveLength(3);
+    expect(f.fake.requests).toHaveLength(3);
   });
 
   it('aborts mid-stream promptly with ModelError aborted', async () => {
-    fake.enqueue(eventsThenHang([ev.start(), ev.thinkingStart(0), ev.thinking(0, 'first')]));
+    f.fake.enqueue(eventsThenHang([ev.start(), ev.thinkingStart(0), ev.thinking(0, 'first')]));
     const ac = new AbortController();
-    const iter = fast().stream(request({ signal: ac.signal, reasoning_effort: 'low' }))[Symbol.asyncIterator]();
-    expect((await iter.next()).value).toEqual({ type: 'reasoning_delta', delta: 'first' });
-    const started = Date.now();
-    setTimeout(() => ac.abort(), 10);
-    const err = await iter.next().then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect((err as { code?: string })?.code).toBe('aborted');
+    const { first, err, ms } = await abortAfterFirst(fast().stream(request({ signal: ac.signal, reasoning_effort: 'low' })), ac);
+    expect(first).toEqual({ type: 'reasoning_delta', delta: 'first' });
+    expect(ms).toBeLessThan(1000);
+    expect(err).toBeInstanceOf(ModelError);
+    expect((err as ModelError).code).toBe('aborted');
   });
 });
 
@@ -355,17 +316,17 @@ describe('anthropic provider: the API key', () => {
       vi.spyOn(console, m).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(' '))),
     );
     try {
-      fake.enqueue(events(textReply(['ok'])), status(401, anthropicError('authentication_error', `invalid x-api-key ${SECRET}`)));
+      f.fake.enqueue(events(textReply(['ok'])), status(401, anthropicError('authentication_error', `invalid x-api-key ${SECRET}`)));
       await collect(fast().stream(request()));
-      expect(fake.requests[0]!.headers['authorization']).toBe(`Bearer ${SECRET}`);
-      expect(fake.requests[0]!.headers['x-api-key']).toBeUndefined();
+      expect(f.fake.requests[0]!.headers['authorization']).toBe(`Bearer ${SECRET}`);
+      expect(f.fake.requests[0]!.headers['x-api-key']).toBeUndefined();
 
       const err = await failure(fast().stream(request()));
       expect(err.code).toBe('unauthorized');
       expect(err.retryable).toBe(false);
       expect(err.message).not.toContain(SECRET);
       expect(err.message).toContain('[redacted]');
-      expect(fake.requests).toHaveLength(2);
+      expect(f.fake.requests).toHaveLength(2);
     } finally {
       for (const s of spies) s.mockRestore();
     }
@@ -375,9 +336,9 @@ describe('anthropic provider: the API key', () => {
   it('sends the placeholder when the variable is unset, and the error names the variable', async () => {
     process.env.ANTHROPIC_API_KEY = 'sk-ant-ambient-key';
     delete process.env[KEY_ENV];
-    fake.enqueue(status(401, anthropicError('authentication_error', 'invalid x-api-key')));
+    f.fake.enqueue(status(401, anthropicError('authentication_error', 'invalid x-api-key')));
     const err = await failure(fast().stream(request()));
-    expect(fake.requests[0]!.headers['authorization']).toBe('Bearer not-needed');
+    expect(f.fake.requests[0]!.headers['authorization']).toBe('Bearer not-needed');
     expect(err.code).toBe('unauthorized');
     expect(err.message).toContain(KEY_ENV);
   });

@@ -1,42 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAIClient } from '../src/model/openai.js';
-import { ModelError, type ModelChunk, type ModelRequest, type ModelRoute } from '../src/model/types.js';
-import { collect, failure } from './helpers/model-stream.js';
-import { chunk, sse, sseThenDrop, sseThenHang, startFakeOpenAI, status, type FakeOpenAI } from './helpers/fake-openai.js';
+import { ModelError, type ModelChunk } from '../src/model/types.js';
+import { abortAfterFirst, collect, failure, timed } from './helpers/model-stream.js';
+import { useFakeProvider } from './helpers/provider-fixture.js';
+import { chunk, sse, sseThenDrop, sseThenHang, startFakeOpenAI, status } from './helpers/fake-openai.js';
 
 const KEY_ENV = 'AGENTD_TEST_OPENAI_KEY';
 const SECRET = 'sk-test-secret-123456';
 
-let fake: FakeOpenAI;
-beforeEach(async () => {
-  fake = await startFakeOpenAI();
-  process.env[KEY_ENV] = SECRET;
-});
-afterEach(async () => {
-  delete process.env[KEY_ENV];
-  await fake.close();
-});
-
-function route(extra: Partial<ModelRoute> = {}): ModelRoute {
-  return { route: 'test', provider: 'openai', model: 'fake-model', base_url: fake.baseURL, api_key_env: KEY_ENV, context_window: null, ...extra };
-}
-
-function request(extra: Partial<ModelRequest> = {}): ModelRequest {
-  return {
-    route: route(),
-    reasoning_effort: null,
-    context: [{ role: 'user', text: 'hi' }],
-    tools: [],
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
+const f = useFakeProvider(startFakeOpenAI, { route: 'test', provider: 'openai', model: 'fake-model', context_window: null }, KEY_ENV, SECRET);
+const { route, request } = f;
 
 const fast = () => createOpenAIClient({ baseDelayMs: 1, maxDelayMs: 5 });
 
 describe('openai provider: streaming', () => {
   it('streams text deltas, usage and finish', async () => {
-    fake.enqueue(sse([chunk.role(), chunk.text('Hel'), chunk.text('lo'), chunk.finish('stop'), chunk.usage(12, 3)]));
+    f.fake.enqueue(sse([chunk.role(), chunk.text('Hel'), chunk.text('lo'), chunk.finish('stop'), chunk.usage(12, 3)]));
     const out = await collect(fast().stream(request()));
     expect(out).toEqual([
       { type: 'text_delta', delta: 'Hel' },
@@ -47,7 +26,7 @@ describe('openai provider: streaming', () => {
   });
 
   it('assembles a tool call whose name and arguments are split across chunks', async () => {
-    fake.enqueue(
+    f.fake.enqueue(
       sse([
         chunk.tool(0, { id: 'call_1', name: 'read_', args: '' }),
         chunk.tool(0, { name: 'file', args: '{"pa' }),
@@ -64,7 +43,7 @@ describe('openai provider: streaming', () => {
   });
 
   it('assembles two parallel tool calls (interleaved fragments)', async () => {
-    fake.enqueue(
+    f.fake.enqueue(
       sse([
         chunk.text('Let me look.'),
         chunk.tool(0, { id: 'call_a', name: 'list_dir', args: '{"path":' }),
@@ -86,18 +65,18 @@ describe('openai provider: streaming', () => {
   });
 
   it('maps finish reasons length and function_call', async () => {
-    fake.enqueue(sse([chunk.text('cut'), chunk.finish('length')]));
+    f.fake.enqueue(sse([chunk.text('cut'), chunk.finish('length')]));
     expect((await collect(fast().stream(request()))).at(-1)).toEqual({ type: 'finish', reason: 'length' });
-    fake.enqueue(sse([chunk.finish('function_call')]));
+    f.fake.enqueue(sse([chunk.finish('function_call')]));
     expect((await collect(fast().stream(request()))).at(-1)).toEqual({ type: 'finish', reason: 'tool_calls' });
   });
 
   it('rejects a tool call with invalid JSON arguments, but drops it when the reply was cut by length', async () => {
-    fake.enqueue(sse([chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('tool_calls')]));
+    f.fake.enqueue(sse([chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('tool_calls')]));
     const err = await failure(fast().stream(request()));
     expect(err.code).toBe('invalid_tool_arguments');
 
-    fake.enqueue(sse([chunk.text('x'), chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('length')]));
+    f.fake.enqueue(sse([chunk.text('x'), chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('length')]));
     const out = await collect(fast().stream(request()));
     expect(out).toEqual([
       { type: 'text_delta', delta: 'x' },
@@ -106,7 +85,7 @@ describe('openai provider: streaming', () => {
   });
 
   it('sends the documented request body and the key from the env var', async () => {
-    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
     await collect(
       fast().stream(
         request({
@@ -122,7 +101,7 @@ describe('openai provider: streaming', () => {
         }),
       ),
     );
-    const [req] = fake.requests;
+    const [req] = f.fake.requests;
     expect(req!.method).toBe('POST');
     expect(req!.url).toBe('/v1/chat/completions');
     expect(req!.headers['authorization']).toBe(`Bearer ${SECRET}`);
@@ -143,65 +122,64 @@ describe('openai provider: streaming', () => {
   });
 
   it('omits tools and reasoning_effort when not set, and sends a placeholder key without api_key_env', async () => {
-    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
     const r = route();
     delete r.api_key_env;
     await collect(fast().stream(request({ route: r })));
-    const body = fake.requests[0]!.body;
+    const body = f.fake.requests[0]!.body;
     expect(body.tools).toBeUndefined();
     expect(body.reasoning_effort).toBeUndefined();
-    expect(fake.requests[0]!.headers['authorization']).toBe('Bearer not-needed');
+    expect(f.fake.requests[0]!.headers['authorization']).toBe('Bearer not-needed');
   });
 });
 
 describe('openai provider: failures and retries', () => {
   it('retries HTTP 500 and then succeeds', async () => {
-    fake.enqueue(status(500, { error: { message: 'boom' } }), status(503, { error: { message: 'busy' } }), sse([chunk.text('ok'), chunk.finish('stop')]));
+    f.fake.enqueue(status(500, { error: { message: 'boom' } }), status(503, { error: { message: 'busy' } }), sse([chunk.text('ok'), chunk.finish('stop')]));
     const out = await collect(fast().stream(request()));
     expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
-    expect(fake.requests).toHaveLength(3);
+    expect(f.fake.requests).toHaveLength(3);
   });
 
   it('gives up after maxRetries with ModelError provider_error', async () => {
-    for (let i = 0; i < 5; i++) fake.enqueue(status(500, { error: { message: 'boom' } }));
+    for (let i = 0; i < 5; i++) f.fake.enqueue(status(500, { error: { message: 'boom' } }));
     const err = await failure(createOpenAIClient({ maxRetries: 2, baseDelayMs: 1 }).stream(request()));
     expect(err.code).toBe('provider_error');
     expect(err.retryable).toBe(true);
-    expect(fake.requests).toHaveLength(3);
+    expect(f.fake.requests).toHaveLength(3);
   });
 
   it('honours Retry-After on 429', async () => {
-    fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }), sse([chunk.text('ok'), chunk.finish('stop')]));
-    const started = Date.now();
-    const out = await collect(fast().stream(request()));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    f.fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }), sse([chunk.text('ok'), chunk.finish('stop')]));
+    const { out, ms } = await timed(fast().stream(request()));
+    expect(ms).toBeGreaterThanOrEqual(900);
     expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
-    expect(fake.requests).toHaveLength(2);
+    expect(f.fake.requests).toHaveLength(2);
   });
 
   it('reports rate_limited when 429 persists', async () => {
-    for (let i = 0; i < 3; i++) fake.enqueue(status(429, { error: { message: 'slow down' } }));
+    for (let i = 0; i < 3; i++) f.fake.enqueue(status(429, { error: { message: 'slow down' } }));
     const err = await failure(createOpenAIClient({ maxRetries: 1, baseDelayMs: 1 }).stream(request()));
     expect(err.code).toBe('rate_limited');
-    expect(fake.requests).toHaveLength(2);
+    expect(f.fake.requests).toHaveLength(2);
   });
 
   it('does not retry 4xx; 401 is unauthorized and never shows the key', async () => {
-    fake.enqueue(status(401, { error: { message: `Incorrect API key provided: ${SECRET}`, code: 'invalid_api_key' } }));
+    f.fake.enqueue(status(401, { error: { message: `Incorrect API key provided: ${SECRET}`, code: 'invalid_api_key' } }));
     const err = await failure(fast().stream(request()));
     expect(err.code).toBe('unauthorized');
     expect(err.retryable).toBe(false);
     expect(err.message).not.toContain(SECRET);
-    expect(fake.requests).toHaveLength(1);
+    expect(f.fake.requests).toHaveLength(1);
 
-    fake.enqueue(status(400, { error: { message: 'bad model' } }));
+    f.fake.enqueue(status(400, { error: { message: 'bad model' } }));
     expect((await failure(fast().stream(request()))).code).toBe('bad_request');
-    expect(fake.requests).toHaveLength(2);
+    expect(f.fake.requests).toHaveLength(2);
   });
 
   it('retries connection errors and then reports provider_unavailable', async () => {
-    const url = fake.baseURL;
-    await fake.close();
+    const url = f.fake.baseURL;
+    await f.fake.close();
     let calls = 0;
     const counting: typeof fetch = (input, init) => {
       calls++;
@@ -212,11 +190,11 @@ describe('openai provider: failures and retries', () => {
     expect(err.code).toBe('provider_unavailable');
     expect(err.retryable).toBe(true);
     expect(calls).toBe(3);
-    fake = await startFakeOpenAI(); // for afterEach
+    f.fake = await startFakeOpenAI(); // for afterEach
   });
 
   it('does not retry once output has started', async () => {
-    fake.enqueue(sseThenDrop([chunk.text('partial')]), sse([chunk.text('again'), chunk.finish('stop')]));
+    f.fake.enqueue(sseThenDrop([chunk.text('partial')]), sse([chunk.text('again'), chunk.finish('stop')]));
     const seen: ModelChunk[] = [];
     let caught: unknown;
     try {
@@ -228,34 +206,28 @@ describe('openai provider: failures and retries', () => {
     expect(caught).toBeInstanceOf(ModelError);
     expect((caught as ModelError).code).toBe('provider_unavailable');
     expect((caught as ModelError).retryable).toBe(false);
-    expect(fake.requests).toHaveLength(1);
+    expect(f.fake.requests).toHaveLength(1);
   });
 
   it('reports an error object inside the stream and a stream without finish reason', async () => {
-    fake.enqueue(sse([chunk.text('a'), { error: { message: 'overloaded' } }]));
+    f.fake.enqueue(sse([chunk.text('a'), { error: { message: 'overloaded' } }]));
     expect((await failure(fast().stream(request()))).code).toBe('provider_error');
-    fake.enqueue(sse([chunk.text('a')]));
+    f.fake.enqueue(sse([chunk.text('a')]));
     expect((await failure(fast().stream(request()))).code).toBe('incomplete_stream');
   });
 
   it('aborts mid-stream promptly with ModelError aborted', async () => {
-    fake.enqueue(sseThenHang([chunk.text('first')]));
+    f.fake.enqueue(sseThenHang([chunk.text('first')]));
     const ac = new AbortController();
-    const iter = fast().stream(request({ signal: ac.signal }))[Symbol.asyncIterator]();
-    expect((await iter.next()).value).toEqual({ type: 'text_delta', delta: 'first' });
-    const started = Date.now();
-    setTimeout(() => ac.abort(), 10);
-    const err = await iter.next().then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(Date.now() - started).toBeLessThan(1000);
+    const { first, err, ms } = await abortAfterFirst(fast().stream(request({ signal: ac.signal })), ac);
+    expect(first).toEqual({ type: 'text_delta', delta: 'first' });
+    expect(ms).toBeLessThan(1000);
     expect(err).toBeInstanceOf(ModelError);
     expect((err as ModelError).code).toBe('aborted');
   });
 
   it('aborts a backoff wait promptly', async () => {
-    fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '30' }));
+    f.fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '30' }));
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
     const started = Date.now();
@@ -268,7 +240,7 @@ describe('openai provider: failures and retries', () => {
 describe('openai provider: reasoning, cached usage, system prompt, overflow', () => {
   it('yields reasoning_content (and reasoning) deltas as reasoning_delta, before the text', async () => {
     const reasoning = (field: string, text: string) => ({ ...chunk.text(''), choices: [{ index: 0, delta: { [field]: text }, finish_reason: null }] });
-    fake.enqueue(sse([reasoning('reasoning_content', 'Let me '), reasoning('reasoning', 'think.'), chunk.text('Answer'), chunk.finish('stop')]));
+    f.fake.enqueue(sse([reasoning('reasoning_content', 'Let me '), reasoning('reasoning', 'think.'), chunk.text('Answer'), chunk.finish('stop')]));
     const out = await collect(fast().stream(request()));
     expect(out).toEqual([
       { type: 'reasoning_delta', delta: 'Let me ' },
@@ -283,15 +255,15 @@ describe('openai provider: reasoning, cached usage, system prompt, overflow', ()
       ...chunk.usage(100, 40),
       usage: { prompt_tokens: 100, completion_tokens: 40, total_tokens: 140, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 25 } },
     };
-    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop'), usage]));
+    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop'), usage]));
     const out = await collect(fast().stream(request()));
     expect(out).toContainEqual({ type: 'usage', input_tokens: 100, output_tokens: 40, cached_input_tokens: 64, reasoning_tokens: 25 });
   });
 
   it('sends the system prompt as one system message, first', async () => {
-    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
     await collect(fast().stream(request({ system: 'You are agentd.', context: [{ role: 'system', text: 'note' }, { role: 'user', text: 'hi' }] })));
-    expect(fake.requests[0]!.body.messages).toEqual([
+    expect(f.fake.requests[0]!.body.messages).toEqual([
       { role: 'system', content: 'You are agentd.' },
       { role: 'system', content: 'note' },
       { role: 'user', content: 'hi' },
@@ -299,12 +271,12 @@ describe('openai provider: reasoning, cached usage, system prompt, overflow', ()
   });
 
   it('maps context_length_exceeded and HTTP 413 to context_overflow, without retrying', async () => {
-    fake.enqueue(status(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }));
+    f.fake.enqueue(status(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }));
     const err = await failure(fast().stream(request()));
     expect(err.code).toBe('context_overflow');
     expect(err.retryable).toBe(false);
-    fake.enqueue(status(413, { error: { message: 'request too large' } }));
+    f.fake.enqueue(status(413, { error: { message: 'request too large' } }));
     expect((await failure(fast().stream(request()))).code).toBe('context_overflow');
-    expect(fake.requests).toHaveLength(2);
+    expect(f.fake.requests).toHaveLength(2);
   });
 });

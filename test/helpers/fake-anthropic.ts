@@ -4,7 +4,7 @@
  * plain-status answers are fake-openai's; only the event stream differs.
  */
 import type { ServerResponse } from 'node:http';
-import { startFakeOpenAI, type FakeOpenAI, type Handler } from './fake-openai.js';
+import { startFakeOpenAI, startSse, type FakeOpenAI, type Handler } from './fake-openai.js';
 
 export { status } from './fake-openai.js';
 
@@ -23,10 +23,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function write(res: ServerResponse, events: StreamEvent[]): void {
   for (const e of events) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-}
-
-function startSse(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
 }
 
 /** Streams `events`, then ends the response. */
@@ -83,9 +79,20 @@ export const ev = {
   messageStop: () => ({ type: 'message_stop' }),
   ping: () => ({ type: 'ping' }),
   error: (type: string, message: string) => ({ type: 'error', error: { type, message } }),
+  /** A whole text block: start, one delta per part, stop. */
+  textBlock: (index: number, ...parts: string[]) => [ev.textStart(index), ...parts.map((p) => ev.text(index, p)), ev.stop(index)],
+  /** A whole thinking block: start, thinking deltas, signature deltas, stop. */
+  thinkingBlock: (index: number, thinking: string[], signature: string[]) => [
+    ev.thinkingStart(index),
+    ...thinking.map((t) => ev.thinking(index, t)),
+    ...signature.map((s) => ev.signature(index, s)),
+    ev.stop(index),
+  ],
+  /** A whole tool_use block: start, one input_json_delta per fragment, stop. */
+  toolBlock: (index: number, id: string, name: string, ...fragments: string[]) => [ev.toolStart(index, id, name), ...fragments.map((f) => ev.json(index, f)), ev.stop(index)],
 };
 
 /** A whole text reply: start, one text block in `parts`, stop reason, stop. */
 export function textReply(parts: string[], stopReason = 'end_turn'): StreamEvent[] {
-  return [ev.start(), ev.textStart(0), ...parts.map((p) => ev.text(0, p)), ev.stop(0), ev.delta(stopReason), ev.messageStop()];
+  return [ev.start(), ...ev.textBlock(0, ...parts), ev.delta(stopReason), ev.messageStop()];
 }
