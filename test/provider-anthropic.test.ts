@@ -222,6 +222,9 @@ describe('anthropic provider: transcript and prompt caching', () => {
       { role: 'tool', call_id: 'a', tool: 'shell', output: 'a.txt' },
       { role: 'tool', call_id: 'b', tool: 'shell', output: '' },
     ];
+    // An id from another provider, outside the API's [A-Za-z0-9_-].
+    (context[4] as { tool_calls: ToolCallRequest[] }).tool_calls[1]!.call_id = 'functions.shell:1';
+    (context[6] as { call_id: string }).call_id = 'functions.shell:1';
     await collect(fast().stream(request({ system: 'You are agentd.', context, tools: [SHELL] })));
     const body = f.fake.requests[0]!.body;
     expect(body.system).toEqual([{ type: 'text', text: 'You are agentd.', cache_control: { type: 'ephemeral' } }]);
@@ -232,8 +235,9 @@ describe('anthropic provider: transcript and prompt caching', () => {
     ]);
     expect(body.messages[4].content).toEqual([
       { type: 'tool_result', tool_use_id: 'a', content: 'a.txt' },
-      { type: 'tool_result', tool_use_id: 'b', cache_control: { type: 'ephemeral' } },
+      { type: 'tool_result', tool_use_id: 'functions_shell_1', cache_control: { type: 'ephemeral' } },
     ]);
+    expect(body.messages[3].content[2]).toEqual({ type: 'tool_use', id: 'functions_shell_1', name: 'shell', input: { command: 'pwd' } });
     expect(cacheMarks(body)).toEqual(['system[0]', 'messages[2].text[1]', 'messages[4].tool_result[1]']);
     expect(body.tools.every((t: any) => t.cache_control === undefined)).toBe(true);
   });

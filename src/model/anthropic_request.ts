@@ -107,7 +107,7 @@ function toBlocks(item: ContextItem, thinking: boolean): ContentBlockParam[] {
     case 'system':
       return [{ type: 'text', text: RUNTIME_NOTE_PREFIX + item.text }];
     case 'tool':
-      return [{ type: 'tool_result', tool_use_id: item.call_id, ...(item.output !== '' && { content: item.output }) }];
+      return [{ type: 'tool_result', tool_use_id: wireId(item.call_id), ...(item.output !== '' && { content: item.output }) }];
     case 'assistant': {
       const blocks: ContentBlockParam[] = [];
       if (thinking) {
@@ -116,7 +116,7 @@ function toBlocks(item: ContextItem, thinking: boolean): ContentBlockParam[] {
         }
       }
       if (item.text !== '') blocks.push({ type: 'text', text: item.text });
-      for (const c of item.tool_calls ?? []) blocks.push({ type: 'tool_use', id: c.call_id, name: c.tool, input: c.arguments });
+      for (const c of item.tool_calls ?? []) blocks.push({ type: 'tool_use', id: wireId(c.call_id), name: c.tool, input: c.arguments });
       // A reply of thinking alone (no text, no call) is not a valid assistant turn.
       return blocks.some((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking') ? blocks : [];
     }
@@ -148,6 +148,14 @@ function mark(message: MessageParam): void {
       return;
     }
   }
+}
+
+/**
+ * A call id as the API accepts it (`[A-Za-z0-9_-]`): ids made by other providers (e.g.
+ * `functions.shell:0`) get their other characters replaced, the same way on both sides.
+ */
+function wireId(callId: string): string {
+  return callId.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
 function toTool(spec: ToolSpec): Tool {
