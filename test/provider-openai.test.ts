@@ -1,21 +1,42 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIClient } from '../src/model/openai.js';
-import { ModelError, type ModelChunk } from '../src/model/types.js';
+import { ModelError, type ModelChunk, type ModelRequest, type ModelRoute } from '../src/model/types.js';
 import { abortAfterFirst, collect, failure, timed } from './helpers/model-stream.js';
-import { useFakeProvider } from './helpers/provider-fixture.js';
-import { chunk, sse, sseThenDrop, sseThenHang, startFakeOpenAI, status } from './helpers/fake-openai.js';
+import { chunk, sse, sseThenDrop, sseThenHang, startFakeOpenAI, status, type FakeOpenAI } from './helpers/fake-openai.js';
 
 const KEY_ENV = 'AGENTD_TEST_OPENAI_KEY';
 const SECRET = 'sk-test-secret-123456';
 
-const f = useFakeProvider(startFakeOpenAI, { route: 'test', provider: 'openai', model: 'fake-model', context_window: null }, KEY_ENV, SECRET);
-const { route, request } = f;
+let fake: FakeOpenAI;
+beforeEach(async () => {
+  fake = await startFakeOpenAI();
+  process.env[KEY_ENV] = SECRET;
+});
+afterEach(async () => {
+  delete process.env[KEY_ENV];
+  await fake.close();
+});
+
+function route(extra: Partial<ModelRoute> = {}): ModelRoute {
+  return { route: 'test', provider: 'openai', model: 'fake-model', base_url: fake.baseURL, api_key_env: KEY_ENV, context_window: null, ...extra };
+}
+
+function request(extra: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    route: route(),
+    reasoning_effort: null,
+    context: [{ role: 'user', text: 'hi' }],
+    tools: [],
+    signal: new AbortController().signal,
+    ...extra,
+  };
+}
 
 const fast = () => createOpenAIClient({ baseDelayMs: 1, maxDelayMs: 5 });
 
 describe('openai provider: streaming', () => {
   it('streams text deltas, usage and finish', async () => {
-    f.fake.enqueue(sse([chunk.role(), chunk.text('Hel'), chunk.text('lo'), chunk.finish('stop'), chunk.usage(12, 3)]));
+    fake.enqueue(sse([chunk.role(), chunk.text('Hel'), chunk.text('lo'), chunk.finish('stop'), chunk.usage(12, 3)]));
     const out = await collect(fast().stream(request()));
     expect(out).toEqual([
       { type: 'text_delta', delta: 'Hel' },
@@ -26,7 +47,7 @@ describe('openai provider: streaming', () => {
   });
 
   it('assembles a tool call whose name and arguments are split across chunks', async () => {
-    f.fake.enqueue(
+    fake.enqueue(
       sse([
         chunk.tool(0, { id: 'call_1', name: 'read_', args: '' }),
         chunk.tool(0, { name: 'file', args: '{"pa' }),
@@ -43,7 +64,7 @@ describe('openai provider: streaming', () => {
   });
 
   it('assembles two parallel tool calls (interleaved fragments)', async () => {
-    f.fake.enqueue(
+    fake.enqueue(
       sse([
         chunk.text('Let me look.'),
         chunk.tool(0, { id: 'call_a', name: 'list_dir', args: '{"path":' }),
@@ -65,18 +86,18 @@ describe('openai provider: streaming', () => {
   });
 
   it('maps finish reasons length and function_call', async () => {
-    f.fake.enqueue(sse([chunk.text('cut'), chunk.finish('length')]));
+    fake.enqueue(sse([chunk.text('cut'), chunk.finish('length')]));
     expect((await collect(fast().stream(request()))).at(-1)).toEqual({ type: 'finish', reason: 'length' });
-    f.fake.enqueue(sse([chunk.finish('function_call')]));
+    fake.enqueue(sse([chunk.finish('function_call')]));
     expect((await collect(fast().stream(request()))).at(-1)).toEqual({ type: 'finish', reason: 'tool_calls' });
   });
 
   it('rejects a tool call with invalid JSON arguments, but drops it when the reply was cut by length', async () => {
-    f.fake.enqueue(sse([chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('tool_calls')]));
+    fake.enqueue(sse([chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('tool_calls')]));
     const err = await failure(fast().stream(request()));
     expect(err.code).toBe('invalid_tool_arguments');
 
-    f.fake.enqueue(sse([chunk.text('x'), chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('length')]));
+    fake.enqueue(sse([chunk.text('x'), chunk.tool(0, { id: 'c', name: 'shell', args: '{"command": "l' }), chunk.finish('length')]));
     const out = await collect(fast().stream(request()));
     expect(out).toEqual([
       { type: 'text_delta', delta: 'x' },
@@ -85,7 +106,7 @@ describe('openai provider: streaming', () => {
   });
 
   it('sends the documented request body and the key from the env var', async () => {
-    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
     await collect(
       fast().stream(
         request({
@@ -101,7 +122,7 @@ describe('openai provider: streaming', () => {
         }),
       ),
     );
-    const [req] = f.fake.requests;
+    const [req] = fake.requests;
     expect(req!.method).toBe('POST');
     expect(req!.url).toBe('/v1/chat/completions');
     expect(req!.headers['authorization']).toBe(`Bearer ${SECRET}`);
@@ -122,64 +143,64 @@ describe('openai provider: streaming', () => {
   });
 
   it('omits tools and reasoning_effort when not set, and sends a placeholder key without api_key_env', async () => {
-    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
     const r = route();
     delete r.api_key_env;
     await collect(fast().stream(request({ route: r })));
-    const body = f.fake.requests[0]!.body;
+    const body = fake.requests[0]!.body;
     expect(body.tools).toBeUndefined();
     expect(body.reasoning_effort).toBeUndefined();
-    expect(f.fake.requests[0]!.headers['authorization']).toBe('Bearer not-needed');
+    expect(fake.requests[0]!.headers['authorization']).toBe('Bearer not-needed');
   });
 });
 
 describe('openai provider: failures and retries', () => {
   it('retries HTTP 500 and then succeeds', async () => {
-    f.fake.enqueue(status(500, { error: { message: 'boom' } }), status(503, { error: { message: 'busy' } }), sse([chunk.text('ok'), chunk.finish('stop')]));
+    fake.enqueue(status(500, { error: { message: 'boom' } }), status(503, { error: { message: 'busy' } }), sse([chunk.text('ok'), chunk.finish('stop')]));
     const out = await collect(fast().stream(request()));
     expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
-    expect(f.fake.requests).toHaveLength(3);
+    expect(fake.requests).toHaveLength(3);
   });
 
   it('gives up after maxRetries with ModelError provider_error', async () => {
-    for (let i = 0; i < 5; i++) f.fake.enqueue(status(500, { error: { message: 'boom' } }));
+    for (let i = 0; i < 5; i++) fake.enqueue(status(500, { error: { message: 'boom' } }));
     const err = await failure(createOpenAIClient({ maxRetries: 2, baseDelayMs: 1 }).stream(request()));
     expect(err.code).toBe('provider_error');
     expect(err.retryable).toBe(true);
-    expect(f.fake.requests).toHaveLength(3);
+    expect(fake.requests).toHaveLength(3);
   });
 
   it('honours Retry-After on 429', async () => {
-    f.fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }), sse([chunk.text('ok'), chunk.finish('stop')]));
+    fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }), sse([chunk.text('ok'), chunk.finish('stop')]));
     const { out, ms } = await timed(fast().stream(request()));
     expect(ms).toBeGreaterThanOrEqual(900);
     expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
-    expect(f.fake.requests).toHaveLength(2);
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('reports rate_limited when 429 persists', async () => {
-    for (let i = 0; i < 3; i++) f.fake.enqueue(status(429, { error: { message: 'slow down' } }));
+    for (let i = 0; i < 3; i++) fake.enqueue(status(429, { error: { message: 'slow down' } }));
     const err = await failure(createOpenAIClient({ maxRetries: 1, baseDelayMs: 1 }).stream(request()));
     expect(err.code).toBe('rate_limited');
-    expect(f.fake.requests).toHaveLength(2);
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('does not retry 4xx; 401 is unauthorized and never shows the key', async () => {
-    f.fake.enqueue(status(401, { error: { message: `Incorrect API key provided: ${SECRET}`, code: 'invalid_api_key' } }));
+    fake.enqueue(status(401, { error: { message: `Incorrect API key provided: ${SECRET}`, code: 'invalid_api_key' } }));
     const err = await failure(fast().stream(request()));
     expect(err.code).toBe('unauthorized');
     expect(err.retryable).toBe(false);
     expect(err.message).not.toContain(SECRET);
-    expect(f.fake.requests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
 
-    f.fake.enqueue(status(400, { error: { message: 'bad model' } }));
+    fake.enqueue(status(400, { error: { message: 'bad model' } }));
     expect((await failure(fast().stream(request()))).code).toBe('bad_request');
-    expect(f.fake.requests).toHaveLength(2);
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('retries connection errors and then reports provider_unavailable', async () => {
-    const url = f.fake.baseURL;
-    await f.fake.close();
+    const url = fake.baseURL;
+    await fake.close();
     let calls = 0;
     const counting: typeof fetch = (input, init) => {
       calls++;
@@ -190,11 +211,11 @@ describe('openai provider: failures and retries', () => {
     expect(err.code).toBe('provider_unavailable');
     expect(err.retryable).toBe(true);
     expect(calls).toBe(3);
-    f.fake = await startFakeOpenAI(); // for afterEach
+    fake = await startFakeOpenAI(); // for afterEach
   });
 
   it('does not retry once output has started', async () => {
-    f.fake.enqueue(sseThenDrop([chunk.text('partial')]), sse([chunk.text('again'), chunk.finish('stop')]));
+    fake.enqueue(sseThenDrop([chunk.text('partial')]), sse([chunk.text('again'), chunk.finish('stop')]));
     const seen: ModelChunk[] = [];
     let caught: unknown;
     try {
@@ -206,18 +227,18 @@ describe('openai provider: failures and retries', () => {
     expect(caught).toBeInstanceOf(ModelError);
     expect((caught as ModelError).code).toBe('provider_unavailable');
     expect((caught as ModelError).retryable).toBe(false);
-    expect(f.fake.requests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
   });
 
   it('reports an error object inside the stream and a stream without finish reason', async () => {
-    f.fake.enqueue(sse([chunk.text('a'), { error: { message: 'overloaded' } }]));
+    fake.enqueue(sse([chunk.text('a'), { error: { message: 'overloaded' } }]));
     expect((await failure(fast().stream(request()))).code).toBe('provider_error');
-    f.fake.enqueue(sse([chunk.text('a')]));
+    fake.enqueue(sse([chunk.text('a')]));
     expect((await failure(fast().stream(request()))).code).toBe('incomplete_stream');
   });
 
   it('aborts mid-stream promptly with ModelError aborted', async () => {
-    f.fake.enqueue(sseThenHang([chunk.text('first')]));
+    fake.enqueue(sseThenHang([chunk.text('first')]));
     const ac = new AbortController();
     const { first, err, ms } = await abortAfterFirst(fast().stream(request({ signal: ac.signal })), ac);
     expect(first).toEqual({ type: 'text_delta', delta: 'first' });
@@ -227,7 +248,7 @@ describe('openai provider: failures and retries', () => {
   });
 
   it('aborts a backoff wait promptly', async () => {
-    f.fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '30' }));
+    fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '30' }));
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
     const started = Date.now();
@@ -240,7 +261,7 @@ describe('openai provider: failures and retries', () => {
 describe('openai provider: reasoning, cached usage, system prompt, overflow', () => {
   it('yields reasoning_content (and reasoning) deltas as reasoning_delta, before the text', async () => {
     const reasoning = (field: string, text: string) => ({ ...chunk.text(''), choices: [{ index: 0, delta: { [field]: text }, finish_reason: null }] });
-    f.fake.enqueue(sse([reasoning('reasoning_content', 'Let me '), reasoning('reasoning', 'think.'), chunk.text('Answer'), chunk.finish('stop')]));
+    fake.enqueue(sse([reasoning('reasoning_content', 'Let me '), reasoning('reasoning', 'think.'), chunk.text('Answer'), chunk.finish('stop')]));
     const out = await collect(fast().stream(request()));
     expect(out).toEqual([
       { type: 'reasoning_delta', delta: 'Let me ' },
@@ -255,15 +276,15 @@ describe('openai provider: reasoning, cached usage, system prompt, overflow', ()
       ...chunk.usage(100, 40),
       usage: { prompt_tokens: 100, completion_tokens: 40, total_tokens: 140, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 25 } },
     };
-    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop'), usage]));
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop'), usage]));
     const out = await collect(fast().stream(request()));
     expect(out).toContainEqual({ type: 'usage', input_tokens: 100, output_tokens: 40, cached_input_tokens: 64, reasoning_tokens: 25 });
   });
 
   it('sends the system prompt as one system message, first', async () => {
-    f.fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
     await collect(fast().stream(request({ system: 'You are agentd.', context: [{ role: 'system', text: 'note' }, { role: 'user', text: 'hi' }] })));
-    expect(f.fake.requests[0]!.body.messages).toEqual([
+    expect(fake.requests[0]!.body.messages).toEqual([
       { role: 'system', content: 'You are agentd.' },
       { role: 'system', content: 'note' },
       { role: 'user', content: 'hi' },
@@ -271,12 +292,12 @@ describe('openai provider: reasoning, cached usage, system prompt, overflow', ()
   });
 
   it('maps context_length_exceeded and HTTP 413 to context_overflow, without retrying', async () => {
-    f.fake.enqueue(status(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }));
+    fake.enqueue(status(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }));
     const err = await failure(fast().stream(request()));
     expect(err.code).toBe('context_overflow');
     expect(err.retryable).toBe(false);
-    f.fake.enqueue(status(413, { error: { message: 'request too large' } }));
+    fake.enqueue(status(413, { error: { message: 'request too large' } }));
     expect((await failure(fast().stream(request()))).code).toBe('context_overflow');
-    expect(f.fake.requests).toHaveLength(2);
+    expect(fake.requests).toHaveLength(2);
   });
 });
