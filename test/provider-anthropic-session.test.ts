@@ -29,6 +29,8 @@ describe('anthropic route configuration', () => {
   test('clear errors: model required, efforts need a thinking budget, max_tokens only for anthropic', () => {
     expect(() => parseConfig({ models: { routes: { c: { provider: 'anthropic' } } } })).toThrow(/models\.routes\.c\.model: required for provider "anthropic"/);
     expect(() => parseConfig({ models: { routes: { c: { ...route, reasoning_efforts: ['turbo'] } } } })).toThrow(/models\.routes\.c\.reasoning_efforts: .*"turbo"/);
+    expect(() => parseConfig({ models: { routes: { c: { ...route, reasoning_efforts: ['toString'] } } } })).toThrow(/"toString"/);
+    expect(() => parseConfig({ models: { routes: { c: { ...route, reasoning_efforts: ['1023'] } } } })).toThrow(/"1023"/);
     expect(() => parseConfig({ models: { routes: { c: { provider: 'openai', model: 'm', max_tokens: 10 } } } })).toThrow(/models\.routes\.c\.max_tokens: only for provider "anthropic"/);
     expect(() => parseConfig({ models: { routes: { c: { ...route, max_tokens: 0 } } } })).toThrow(/max_tokens/);
   });

@@ -36,14 +36,14 @@ const EPHEMERAL: CacheControlEphemeral = { type: 'ephemeral' };
 /** The streaming request body; throws ModelError('bad_request') for an unknown effort. */
 export function buildAnthropicBody(request: ModelRequest): MessageCreateParamsStreaming {
   const maxTokens = request.route.max_tokens ?? DEFAULT_MAX_TOKENS;
-  const budget = thinkingBudget(request.reasoning_effort);
-  const thinking = budget !== null && !openToolLoopWithoutThinking(request.context);
-  const messages = toMessages(request.context, thinking);
+  const effortBudget = thinkingBudget(request.reasoning_effort);
+  const budget = effortBudget !== null && !openToolLoopWithoutThinking(request.context) ? effortBudget : null;
+  const messages = toMessages(request.context, budget !== null);
   markStablePrefix(messages);
-  const config: ThinkingConfigParam | undefined = thinking ? { type: 'enabled', budget_tokens: budget! } : undefined;
+  const config: ThinkingConfigParam | undefined = budget !== null ? { type: 'enabled', budget_tokens: budget } : undefined;
   return {
     model: request.route.model,
-    max_tokens: maxTokens + (config ? budget! : 0),
+    max_tokens: maxTokens + (budget ?? 0),
     messages,
     stream: true,
     ...(request.system && { system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }] }),
@@ -55,8 +55,7 @@ export function buildAnthropicBody(request: ModelRequest): MessageCreateParamsSt
 /** The thinking budget of an effort, or null for no thinking. */
 export function thinkingBudget(effort: string | null): number | null {
   if (effort === null || effort === 'none') return null;
-  const named = THINKING_BUDGETS[effort];
-  if (named !== undefined) return named;
+  if (Object.hasOwn(THINKING_BUDGETS, effort)) return THINKING_BUDGETS[effort]!;
   if (/^\d+$/.test(effort) && Number(effort) >= MIN_THINKING_BUDGET) return Number(effort);
   const names = [...Object.keys(THINKING_BUDGETS), 'none'].join(', ');
   throw new ModelError(
