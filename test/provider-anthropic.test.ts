@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAnthropicClient } from '../src/model/anthropic.js';
 import { ModelError, type ContextItem, type ModelChunk, type ReasoningBlock, type ToolCallRequest } from '../src/model/types.js';
-import { ev, events, eventsThenHang, startFakeAnthropic, status, textReply } from './helpers/fake-anthropic.js';
+import { ev, events, eventsThenDrop, eventsThenHang, startFakeAnthropic, status, textReply } from './helpers/fake-anthropic.js';
 import { abortAfterFirst, collect, failure, timed } from './helpers/model-stream.js';
 import { useFakeProvider } from './helpers/provider-fixture.js';
 
@@ -288,6 +288,18 @@ describe('anthropic provider: failures and retries', () => {
     );
     expect(seen).toEqual([{ type: 'text_delta', delta: 'partial' }]);
     expect(err.code).toBe('provider_error');
+    expect(err.retryable).toBe(false);
+    expect(f.fake.requests).toHaveLength(3);
+  });
+
+  it('a dropped connection is retried before any output; after output it fails provider_unavailable, not retryable', async () => {
+    f.fake.enqueue(eventsThenDrop([ev.start(), ev.ping()]), events(textReply(['ok'])));
+    expect((await collect(fast().stream(request())))[0]).toEqual({ type: 'text_delta', delta: 'ok' });
+    expect(f.fake.requests).toHaveLength(2);
+
+    f.fake.enqueue(eventsThenDrop([ev.start(), ...ev.textBlock(0, 'partial')]), events(textReply(['again'])));
+    const err = await failure(fast().stream(request()));
+    expect(err.code).toBe('provider_unavailable');
     expect(err.retryable).toBe(false);
     expect(f.fake.requests).toHaveLength(3);
   });

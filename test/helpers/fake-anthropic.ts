@@ -45,6 +45,16 @@ export function eventsThenHang(list: StreamEvent[]): Handler {
   };
 }
 
+/** Streams `events`, then drops the connection without finishing. */
+export function eventsThenDrop(list: StreamEvent[]): Handler {
+  return async (_req, res) => {
+    startSse(res);
+    write(res, list);
+    await sleep(20);
+    res.socket?.destroy();
+  };
+}
+
 let n = 0;
 
 /** Builders of Anthropic stream events. */
