@@ -107,7 +107,8 @@ export const TurnFailureCodeSchema = z.enum([
   'rate_limited',
   'unauthorized',
   'bad_request',
-  'context_length_exceeded',
+  // the request does not fit the model's context window (OpenAI context_length_exceeded, Anthropic "prompt is too long", HTTP 413)
+  'context_overflow',
 ]);
 export type TurnFailureCode = z.infer<typeof TurnFailureCodeSchema>;
 

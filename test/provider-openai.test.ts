@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOpenAIClient } from '../src/model/openai.js';
 import { ModelError, type ModelChunk, type ModelRequest, type ModelRoute } from '../src/model/types.js';
+import { abortAfterFirst, collect, failure, timed } from './helpers/model-stream.js';
 import { chunk, sse, sseThenDrop, sseThenHang, startFakeOpenAI, status, type FakeOpenAI } from './helpers/fake-openai.js';
 
 const KEY_ENV = 'AGENTD_TEST_OPENAI_KEY';
@@ -32,22 +33,6 @@ function request(extra: Partial<ModelRequest> = {}): ModelRequest {
 }
 
 const fast = () => createOpenAIClient({ baseDelayMs: 1, maxDelayMs: 5 });
-
-async function collect(it: AsyncIterable<ModelChunk>): Promise<ModelChunk[]> {
-  const out: ModelChunk[] = [];
-  for await (const c of it) out.push(c);
-  return out;
-}
-
-async function failure(it: AsyncIterable<ModelChunk>): Promise<ModelError> {
-  try {
-    await collect(it);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ModelError);
-    return err as ModelError;
-  }
-  throw new Error('expected the stream to fail');
-}
 
 describe('openai provider: streaming', () => {
   it('streams text deltas, usage and finish', async () => {
@@ -187,9 +172,8 @@ describe('openai provider: failures and retries', () => {
 
   it('honours Retry-After on 429', async () => {
     fake.enqueue(status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }), sse([chunk.text('ok'), chunk.finish('stop')]));
-    const started = Date.now();
-    const out = await collect(fast().stream(request()));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const { out, ms } = await timed(fast().stream(request()));
+    expect(ms).toBeGreaterThanOrEqual(900);
     expect(out[0]).toEqual({ type: 'text_delta', delta: 'ok' });
     expect(fake.requests).toHaveLength(2);
   });
@@ -256,15 +240,9 @@ describe('openai provider: failures and retries', () => {
   it('aborts mid-stream promptly with ModelError aborted', async () => {
     fake.enqueue(sseThenHang([chunk.text('first')]));
     const ac = new AbortController();
-    const iter = fast().stream(request({ signal: ac.signal }))[Symbol.asyncIterator]();
-    expect((await iter.next()).value).toEqual({ type: 'text_delta', delta: 'first' });
-    const started = Date.now();
-    setTimeout(() => ac.abort(), 10);
-    const err = await iter.next().then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(Date.now() - started).toBeLessThan(1000);
+    const { first, err, ms } = await abortAfterFirst(fast().stream(request({ signal: ac.signal })), ac);
+    expect(first).toEqual({ type: 'text_delta', delta: 'first' });
+    expect(ms).toBeLessThan(1000);
     expect(err).toBeInstanceOf(ModelError);
     expect((err as ModelError).code).toBe('aborted');
   });
@@ -277,5 +255,49 @@ describe('openai provider: failures and retries', () => {
     const err = await failure(fast().stream(request({ signal: ac.signal })));
     expect(err.code).toBe('aborted');
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('openai provider: reasoning, cached usage, system prompt, overflow', () => {
+  it('yields reasoning_content (and reasoning) deltas as reasoning_delta, before the text', async () => {
+    const reasoning = (field: string, text: string) => ({ ...chunk.text(''), choices: [{ index: 0, delta: { [field]: text }, finish_reason: null }] });
+    fake.enqueue(sse([reasoning('reasoning_content', 'Let me '), reasoning('reasoning', 'think.'), chunk.text('Answer'), chunk.finish('stop')]));
+    const out = await collect(fast().stream(request()));
+    expect(out).toEqual([
+      { type: 'reasoning_delta', delta: 'Let me ' },
+      { type: 'reasoning_delta', delta: 'think.' },
+      { type: 'text_delta', delta: 'Answer' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it('reports cached prompt tokens and reasoning tokens on the usage chunk', async () => {
+    const usage = {
+      ...chunk.usage(100, 40),
+      usage: { prompt_tokens: 100, completion_tokens: 40, total_tokens: 140, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 25 } },
+    };
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop'), usage]));
+    const out = await collect(fast().stream(request()));
+    expect(out).toContainEqual({ type: 'usage', input_tokens: 100, output_tokens: 40, cached_input_tokens: 64, reasoning_tokens: 25 });
+  });
+
+  it('sends the system prompt as one system message, first', async () => {
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    await collect(fast().stream(request({ system: 'You are agentd.', context: [{ role: 'system', text: 'note' }, { role: 'user', text: 'hi' }] })));
+    expect(fake.requests[0]!.body.messages).toEqual([
+      { role: 'system', content: 'You are agentd.' },
+      { role: 'system', content: 'note' },
+      { role: 'user', content: 'hi' },
+    ]);
+  });
+
+  it('maps context_length_exceeded and HTTP 413 to context_overflow, without retrying', async () => {
+    fake.enqueue(status(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }));
+    const err = await failure(fast().stream(request()));
+    expect(err.code).toBe('context_overflow');
+    expect(err.retryable).toBe(false);
+    fake.enqueue(status(413, { error: { message: 'request too large' } }));
+    expect((await failure(fast().stream(request()))).code).toBe('context_overflow');
+    expect(fake.requests).toHaveLength(2);
   });
 });

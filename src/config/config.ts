@@ -7,15 +7,18 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS } from '../../protocol/index.js';
 import { ConfigError } from '../errors.js';
+import { thinkingBudget } from '../model/anthropic_request.js';
 import type { ModelRoute } from '../model/types.js';
 
 const RouteSchema = z.strictObject({
-  provider: z.enum(['scripted', 'openai']),
+  provider: z.enum(['scripted', 'openai', 'anthropic']),
   model: z.string().min(1).optional(),
   base_url: z.url().optional(),
   api_key_env: z.string().min(1).optional(),
   context_window: z.int().positive().optional(),
   reasoning_efforts: z.array(z.string().min(1)).optional(),
+  // anthropic routes (docs/models.md "Anthropic"): the reply's output-token limit.
+  max_tokens: z.int().positive().optional(),
 });
 
 const PositiveInt = z.int().positive();
@@ -73,11 +76,27 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
     throw new ConfigError(`${source}: models.default: no route named "${config.models.default}"`);
   }
   for (const [name, route] of Object.entries(config.models.routes)) {
-    if (route.provider === 'openai' && !route.model) {
-      throw new ConfigError(`${source}: models.routes.${name}.model: required for provider "openai"`);
+    if ((route.provider === 'openai' || route.provider === 'anthropic') && !route.model) {
+      throw new ConfigError(`${source}: models.routes.${name}.model: required for provider "${route.provider}"`);
     }
+    checkAnthropicRoute(route, `${source}: models.routes.${name}`);
   }
   return config;
+}
+
+/** Anthropic route fields: `max_tokens` only there, every reasoning effort mapped to a thinking budget. */
+function checkAnthropicRoute(route: z.infer<typeof RouteSchema>, where: string): void {
+  if (route.provider !== 'anthropic') {
+    if (route.max_tokens !== undefined) throw new ConfigError(`${where}.max_tokens: only for provider "anthropic"`);
+    return;
+  }
+  for (const effort of route.reasoning_efforts ?? []) {
+    try {
+      thinkingBudget(effort);
+    } catch (err) {
+      throw new ConfigError(`${where}.reasoning_efforts: ${(err as Error).message}`);
+    }
+  }
 }
 
 /** The embedded defaults: the scripted model, approval policy ask. */
@@ -120,6 +139,7 @@ export function resolveRoutes(config: Config): Map<string, ModelRoute> {
       ...(r.api_key_env !== undefined && { api_key_env: r.api_key_env }),
       context_window: r.context_window ?? null,
       ...(r.reasoning_efforts !== undefined && { reasoning_efforts: r.reasoning_efforts }),
+      ...(r.max_tokens !== undefined && { max_tokens: r.max_tokens }),
     });
   }
   return routes;

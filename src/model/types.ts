@@ -1,6 +1,6 @@
 /**
  * The model seam: a ModelClient turns a transcript into a stream of ModelChunks.
- * Providers (scripted, openai) implement it; the turn logic consumes it and knows
+ * Providers (scripted, openai, anthropic) implement it; the turn logic consumes it and knows
  * nothing about wire formats.
  */
 import type { TurnFailureCode } from '../../protocol/index.js';
@@ -12,10 +12,25 @@ export interface ToolCallRequest {
   arguments: Record<string, unknown>;
 }
 
+/**
+ * A block of model thinking kept on the assistant item so it can be sent back verbatim
+ * (Anthropic extended thinking requires this within a tool loop). `redacted_thinking`
+ * carries the provider's opaque encrypted form.
+ */
+export type ReasoningBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
+
 /** One item of a session's model context (the transcript a model call sees). */
 export type ContextItem =
   | { role: 'user'; text: string }
-  | { role: 'assistant'; text: string; tool_calls?: ToolCallRequest[] }
+  | {
+      role: 'assistant';
+      text: string;
+      tool_calls?: ToolCallRequest[];
+      /** The reply's thinking blocks in stream order (from `reasoning_block` chunks). */
+      reasoning?: ReasoningBlock[];
+    }
   | { role: 'tool'; call_id: string; tool: string; output: string; exit_code?: number }
   /** A note from the runtime to the model (e.g. "the previous turn was interrupted"). */
   | { role: 'system'; text: string };
@@ -31,17 +46,21 @@ export interface ToolSpec {
 /** A route resolved from configuration: what `set_model` selects. */
 export interface ModelRoute {
   route: string;
-  provider: 'scripted' | 'openai';
+  provider: 'scripted' | 'openai' | 'anthropic';
   model: string;
   base_url?: string;
   api_key_env?: string;
   context_window: number | null;
   reasoning_efforts?: string[];
+  /** Anthropic: the reply's output-token limit (default 8192; thinking budgets come on top). */
+  max_tokens?: number;
 }
 
 export interface ModelRequest {
   route: ModelRoute;
   reasoning_effort: string | null;
+  /** The session's system prompt (runtime.md §10): sent once, before the transcript. */
+  system?: string;
   context: ContextItem[];
   tools: ToolSpec[];
   /** Aborted when the turn is interrupted, times out or the session stops. */
@@ -53,12 +72,32 @@ export interface ModelRequest {
 /** A piece of a streamed model reply. */
 export type ModelChunk =
   | { type: 'text_delta'; delta: string }
+  /** A piece of the model's thinking (Anthropic thinking, OpenAI-compatible `reasoning_content`). */
+  | { type: 'reasoning_delta'; delta: string }
+  /** A complete thinking block to keep on the assistant item (`ContextItem.reasoning`). */
+  | { type: 'reasoning_block'; block: ReasoningBlock }
   /** A complete tool call (providers assemble streamed fragments before yielding it). */
   | { type: 'tool_call'; call: ToolCallRequest }
-  | { type: 'usage'; input_tokens: number; output_tokens: number }
+  | {
+      type: 'usage';
+      /** Every prompt token of the call, cached or not. */
+      input_tokens: number;
+      output_tokens: number;
+      /** Prompt tokens read from the provider's cache (part of input_tokens). */
+      cached_input_tokens?: number;
+      /** Output tokens spent on thinking (part of output_tokens). */
+      reasoning_tokens?: number;
+    }
   | { type: 'finish'; reason: 'stop' | 'tool_calls' | 'length' };
 
-/** Failure of a model call, as a typed value the turn can report. */
+/**
+ * ModelError code of a provider saying the request does not fit the model's context
+ * (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`, HTTP 413): the
+ * session reacts with a compaction and one retry (runtime.md §10).
+ */
+export const CONTEXT_OVERFLOW = 'context_overflow' as const;
+
+/** Failure of a model call, as a typed value the turn can report (codes: docs/models.md). */
 export class ModelError extends Error {
   constructor(
     /** The turn fails with this code when the call is not retried. */

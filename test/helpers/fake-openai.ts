@@ -55,7 +55,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startSse(res: ServerResponse): void {
+/** Answers 200 with SSE headers (the stream's events follow). */
+export function startSse(res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
 }
 
