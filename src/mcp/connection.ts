@@ -1,0 +1,196 @@
+/**
+ * One live connection to one MCP server through the SDK `Client`: connect (spawn or
+ * HTTP) and list its tools within the startup timeout, re-list on
+ * `notifications/tools/list_changed`, call a tool with a timeout and an abort signal
+ * (the SDK sends `notifications/cancelled` on either), close. An unexpected end of the
+ * connection is reported once through `onLost` with a readable reason.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema, type CallToolResult, type Tool as RemoteTool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from './config.js';
+import { McpServerError } from './errors.js';
+import { StdioProcessTransport } from './stdio.js';
+
+const CLIENT_INFO = { name: 'agentd', version: '0.1.0' };
+/** Pages of tools/list followed before giving up (a server that never stops paging). */
+const MAX_LIST_PAGES = 100;
+
+export interface ConnectionHooks {
+  /** The tool listing changed (after a list_changed notification was honoured). */
+  onToolsChanged(): void;
+  /** The connection ended without close() (crash, exit, HTTP failure). Called once. */
+  onLost(error: McpServerError): void;
+}
+
+export interface LaunchContext {
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+}
+
+export class McpConnection {
+  private listing: RemoteTool[] = [];
+  private refreshing: Promise<void> | undefined;
+  private closing = false;
+  private lost = false;
+
+  private constructor(
+    private readonly config: McpServerConfig,
+    private readonly client: Client,
+    private readonly transport: Transport,
+    private readonly hooks: ConnectionHooks,
+  ) {}
+
+  /** Start the server and list its tools, all within `startup_timeout_ms`. */
+  static async open(config: McpServerConfig, launch: LaunchContext, hooks: ConnectionHooks, cancel?: AbortSignal): Promise<McpConnection> {
+    const transport: Transport =
+      config.transport === 'stdio'
+        ? new StdioProcessTransport({ command: config.command, args: config.args, cwd: launch.cwd, env: { ...launch.env, ...config.env } })
+        : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } } });
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const conn = new McpConnection(config, client, transport, hooks);
+    const timeout = config.startup_timeout_ms;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new McpServerError('startup_timeout', config.name, `did not start within ${timeout} ms${conn.diagnosticsSuffix()}`));
+      }, timeout);
+    });
+    const exited = new Promise<never>((_, reject) => {
+      cancel?.addEventListener('abort', () => {
+        abort.abort();
+        reject(new McpServerError('start_failed', config.name, 'closed during start-up'));
+      });
+      client.onclose = () => {
+        if (!conn.closing && !conn.lost) reject(new McpServerError('start_failed', config.name, `exited during start-up${conn.exitSuffix()}`));
+        conn.handleClose();
+      };
+    });
+    try {
+      await Promise.race([conn.handshake(abort.signal, timeout), expired, exited]);
+      return conn;
+    } catch (err) {
+      conn.closing = true;
+      await conn.closeTransport();
+      if (err instanceof McpServerError) throw err;
+      throw new McpServerError('start_failed', config.name, `failed to start: ${(err as Error).message}${conn.diagnosticsSuffix()}`);
+    } finally {
+      clearTimeout(timer);
+      expired.catch(() => {});
+      exited.catch(() => {});
+    }
+  }
+
+  private async handshake(signal: AbortSignal, timeout: number): Promise<void> {
+    await this.client.connect(this.transport, { signal, timeout });
+    this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void this.refresh().then(
+        () => this.hooks.onToolsChanged(),
+        () => {},
+      );
+    });
+    this.listing = await this.list(signal, timeout);
+  }
+
+  /** The server's tools as last listed. */
+  get tools(): readonly RemoteTool[] {
+    return this.listing;
+  }
+
+  /** The pid of the stdio server's process group leader (the supervisor), if any. */
+  get pgid(): number | undefined {
+    return this.transport instanceof StdioProcessTransport ? this.transport.pgid : undefined;
+  }
+
+  /** Resolves once a re-list triggered by list_changed (if any) has finished. */
+  settled(): Promise<void> {
+    return this.refreshing ?? Promise.resolve();
+  }
+
+  /** List the tools again (list_changed); a failure leaves the previous listing. */
+  refresh(): Promise<void> {
+    const run = async () => {
+      try {
+        this.listing = await this.list(undefined, this.config.startup_timeout_ms);
+      } finally {
+        this.refreshing = undefined;
+      }
+    };
+    this.refreshing = (this.refreshing ?? Promise.resolve()).then(run, run);
+    return this.refreshing;
+  }
+
+  private async list(signal: AbortSignal | undefined, timeout: number): Promise<RemoteTool[]> {
+    const tools: RemoteTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout, ...(signal && { signal }) });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) return tools;
+    }
+    throw new McpServerError('protocol', this.config.name, `tools/list returned more than ${MAX_LIST_PAGES} pages`);
+  }
+
+  /**
+   * Call a remote tool. Resolves with the server's result; rejects with McpServerError
+   * ('call_timeout', 'cancelled', 'lost' or 'call_failed').
+   */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+    const timeout = this.config.tool_timeout_ms;
+    try {
+      return (await this.client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })) as CallToolResult;
+    } catch (err) {
+      throw this.callError(err, signal, timeout);
+    }
+  }
+
+  private callError(err: unknown, signal: AbortSignal, timeout: number): McpServerError {
+    const name = this.config.name;
+    if (signal.aborted) return new McpServerError('cancelled', name, 'call cancelled (notifications/cancelled sent)');
+    const code = (err as { code?: unknown }).code;
+    if (code === -32001) return new McpServerError('call_timeout', name, `call timed out after ${timeout} ms (notifications/cancelled sent)`);
+    if (code === -32000 || this.lost) return new McpServerError('lost', name, `connection lost during the call${this.exitSuffix()}`);
+    return new McpServerError('call_failed', name, `call failed: ${(err as Error).message}`);
+  }
+
+  private handleClose(): void {
+    if (this.closing || this.lost) return;
+    this.lost = true;
+    this.hooks.onLost(new McpServerError('crashed', this.config.name, `connection closed${this.exitSuffix()}`));
+  }
+
+  private exitSuffix(): string {
+    const t = this.transport;
+    const exit = t instanceof StdioProcessTransport ? t.exit : undefined;
+    const how = exit ? (exit.signal ? ` (killed by ${exit.signal})` : ` (exit code ${exit.code})`) : '';
+    return how + this.diagnosticsSuffix();
+  }
+
+  private diagnosticsSuffix(): string {
+    const d = this.transport instanceof StdioProcessTransport ? this.transport.diagnostics() : '';
+    return d ? `; ${d}` : '';
+  }
+
+  private async closeTransport(): Promise<void> {
+    try {
+      if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId) {
+        await this.transport.terminateSession().catch(() => {});
+      }
+      await this.client.close();
+    } catch {
+      /* already closed */
+    }
+    if (this.transport instanceof StdioProcessTransport) await this.transport.close();
+  }
+
+  /** End the connection (and the server's process group); pending calls fail as lost. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await this.closeTransport();
+  }
+}
