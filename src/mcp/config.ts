@@ -58,13 +58,13 @@ export type McpServerConfig =
 
 /** `mcp_servers` in the config file: `{NAME: entry}`, resolved to McpServerConfig by name. */
 export const McpServersSchema = z
-  .record(
-    z.string().min(1, 'server names are non-empty').max(MAX_SERVER_NAME, `server names are at most ${MAX_SERVER_NAME} characters`),
-    ServerEntrySchema,
-  )
+  .record(z.string(), ServerEntrySchema)
   .superRefine((servers, ctx) => {
     const seen = new Map<string, string>();
     for (const name of Object.keys(servers)) {
+      if (name.length === 0 || name.length > MAX_SERVER_NAME) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `server names are 1–${MAX_SERVER_NAME} characters` });
+      }
       const clean = sanitizeName(name);
       if (clean.includes('__')) {
         ctx.addIssue({ code: 'custom', path: [name], message: `server name "${name}" must not contain "__" (after replacing characters outside [A-Za-z0-9_-] by "_"): it separates server and tool` });

@@ -14,6 +14,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SUPERVISOR_GRACE_MS, SUPERVISOR_SOURCE } from './supervisor.js';
 
 const STDERR_TAIL_BYTES = 2048;
+/** Lines of stderr quoted in an error message. */
+const STDERR_TAIL_LINES = 3;
 /** One JSON-RPC message on stdout may be at most this long (the SDK's default buffer). */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
@@ -74,7 +76,7 @@ export class StdioProcessTransport implements Transport {
   diagnostics(): string {
     const parts: string[] = [];
     const tail = this.stderr.trim();
-    if (tail) parts.push(`stderr: ${tail.split('\n').slice(-5).join(' | ')}`);
+    if (tail) parts.push(`stderr: ${tail.split('\n').slice(-STDERR_TAIL_LINES).map((l) => l.trim().slice(0, 200)).join(' | ')}`);
     if (this.noise > 0) parts.push(`${this.noise} line(s) on stdout that are not JSON-RPC, the first: ${JSON.stringify(this.firstNoise!.slice(0, 120))}`);
     return parts.join('; ');
   }
