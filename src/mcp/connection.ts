@@ -16,6 +16,8 @@ import { StdioProcessTransport } from './stdio.js';
 const CLIENT_INFO = { name: 'agentd', version: '0.1.0' };
 /** Pages of tools/list followed before giving up (a server that never stops paging). */
 const MAX_LIST_PAGES = 100;
+/** How long a ping may take when an HTTP stream broke before the connection counts as lost. */
+const PROBE_TIMEOUT_MS = 2000;
 
 export interface ConnectionHooks {
   /** The tool listing changed (after a list_changed notification was honoured). */
@@ -34,6 +36,9 @@ export class McpConnection {
   private refreshing: Promise<void> | undefined;
   private closing = false;
   private lost = false;
+  private probing = false;
+  private lostError: McpServerError | undefined;
+  private readonly inflight = new Set<AbortController>();
 
   private constructor(
     private readonly config: McpServerConfig,
@@ -65,7 +70,10 @@ export class McpConnection {
         reject(new McpServerError('start_failed', config.name, 'closed during start-up'));
       });
       client.onclose = () => {
-        if (!conn.closing && !conn.lost) reject(new McpServerError('start_failed', config.name, `exited during start-up${conn.exitSuffix()}`));
+        // A stdio server that exits says more (exit code, stderr) than the pending request's error.
+        if (config.transport === 'stdio' && !conn.closing && !conn.lost) {
+          reject(new McpServerError('start_failed', config.name, `exited during start-up${conn.exitSuffix()}`));
+        }
         conn.handleClose();
       };
     });
@@ -76,7 +84,7 @@ export class McpConnection {
       conn.closing = true;
       await conn.closeTransport();
       if (err instanceof McpServerError) throw err;
-      throw new McpServerError('start_failed', config.name, `failed to start: ${(err as Error).message}${conn.diagnosticsSuffix()}`);
+      throw new McpServerError('start_failed', config.name, `failed to start: ${describe(err)}${conn.diagnosticsSuffix()}`);
     } finally {
       clearTimeout(timer);
       expired.catch(() => {});
@@ -86,6 +94,7 @@ export class McpConnection {
 
   private async handshake(signal: AbortSignal, timeout: number): Promise<void> {
     await this.client.connect(this.transport, { signal, timeout });
+    this.client.onerror = (err) => this.transportError(err);
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       void this.refresh().then(
         () => this.hooks.onToolsChanged(),
@@ -141,26 +150,68 @@ export class McpConnection {
    */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
     const timeout = this.config.tool_timeout_ms;
+    if (this.lost) throw new McpServerError('lost', this.config.name, 'connection lost');
+    const inflight = new AbortController();
+    const onAbort = () => inflight.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.inflight.add(inflight);
     try {
-      return (await this.client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })) as CallToolResult;
+      return (await this.client.callTool({ name: tool, arguments: args }, undefined, { signal: inflight.signal, timeout })) as CallToolResult;
     } catch (err) {
       throw this.callError(err, signal, timeout);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.inflight.delete(inflight);
     }
+  }
+
+  /**
+   * The HTTP transport reports a broken stream through onerror and may leave requests
+   * pending for ever (it resumes at most twice). A broken stream is checked with a ping;
+   * if that fails, or resuming gave up, the connection is lost.
+   */
+  private transportError(err: Error): void {
+    if (this.config.transport !== 'http' || this.closing || this.lost) return;
+    const message = err.message;
+    if (message.startsWith('Maximum reconnection attempts')) {
+      this.markLost(new McpServerError('crashed', this.config.name, `connection lost: ${message}`));
+    } else if (message.startsWith('SSE stream disconnected') && !this.probing) {
+      this.probing = true;
+      this.client.ping({ timeout: PROBE_TIMEOUT_MS }).then(
+        () => (this.probing = false),
+        (probe: unknown) => {
+          this.probing = false;
+          this.markLost(new McpServerError('crashed', this.config.name, `connection lost: ${describe(probe)}`));
+        },
+      );
+    }
+  }
+
+  private markLost(error: McpServerError): void {
+    if (this.closing || this.lost) return;
+    this.lost = true;
+    this.lostError = error;
+    for (const call of this.inflight) call.abort(error);
+    this.hooks.onLost(error);
   }
 
   private callError(err: unknown, signal: AbortSignal, timeout: number): McpServerError {
     const name = this.config.name;
     if (signal.aborted) return new McpServerError('cancelled', name, 'call cancelled (notifications/cancelled sent)');
     const code = (err as { code?: unknown }).code;
+    if (code === -32000 || this.lost) return new McpServerError('lost', name, `connection lost during the call${this.lostSuffix()}`);
     if (code === -32001) return new McpServerError('call_timeout', name, `call timed out after ${timeout} ms (notifications/cancelled sent)`);
-    if (code === -32000 || this.lost) return new McpServerError('lost', name, `connection lost during the call${this.exitSuffix()}`);
-    return new McpServerError('call_failed', name, `call failed: ${(err as Error).message}`);
+    return new McpServerError('call_failed', name, `call failed: ${describe(err)}`);
   }
 
   private handleClose(): void {
-    if (this.closing || this.lost) return;
-    this.lost = true;
-    this.hooks.onLost(new McpServerError('crashed', this.config.name, `connection closed${this.exitSuffix()}`));
+    this.markLost(new McpServerError('crashed', this.config.name, `connection closed${this.exitSuffix()}`));
+  }
+
+  /** Why the connection was lost, for a call's error: the exit of a stdio server, or the HTTP cause. */
+  private lostSuffix(): string {
+    if (this.config.transport === 'http' && this.lostError) return `: ${this.lostError.message.replace(/^MCP server "[^"]*": connection lost: /, '')}`;
+    return this.exitSuffix();
   }
 
   private exitSuffix(): string {
@@ -193,4 +244,12 @@ export class McpConnection {
     this.closing = true;
     await this.closeTransport();
   }
+}
+
+/** An error's message with its cause (fetch failures hide ECONNREFUSED and the like there). */
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  const why = cause ? String(cause.code ?? cause.message ?? '') : '';
+  return why && !err.message.includes(why) ? `${err.message} (${why})` : err.message;
 }
