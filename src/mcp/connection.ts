@@ -96,10 +96,7 @@ export class McpConnection {
     await this.client.connect(this.transport, { signal, timeout });
     this.client.onerror = (err) => this.transportError(err);
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.refresh().then(
-        () => this.hooks.onToolsChanged(),
-        () => {},
-      );
+      void this.refresh().then(() => this.hooks.onToolsChanged());
     });
     this.listing = await this.list(signal, timeout);
   }
@@ -119,17 +116,19 @@ export class McpConnection {
     return this.refreshing ?? Promise.resolve();
   }
 
-  /** List the tools again (list_changed); a failure leaves the previous listing. */
+  /** List the tools again (list_changed), after any re-list in progress; a failure keeps the previous listing. */
   refresh(): Promise<void> {
-    const run = async () => {
-      try {
-        this.listing = await this.list(undefined, this.config.startup_timeout_ms);
-      } finally {
-        this.refreshing = undefined;
-      }
+    const relist = async () => {
+      this.listing = await this.list(undefined, this.config.startup_timeout_ms);
     };
-    this.refreshing = (this.refreshing ?? Promise.resolve()).then(run, run);
-    return this.refreshing;
+    const current: Promise<void> = (this.refreshing ?? Promise.resolve())
+      .then(relist)
+      .catch(() => {})
+      .finally(() => {
+        if (this.refreshing === current) this.refreshing = undefined;
+      });
+    this.refreshing = current;
+    return current;
   }
 
   private async list(signal: AbortSignal | undefined, timeout: number): Promise<RemoteTool[]> {

@@ -1,5 +1,6 @@
 /** Helpers for the MCP tests: real reference servers, the misbehaving fixture, a tool context, pid checks. */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseMcpServers } from '../../src/mcp/config.js';
 import { McpManager, type McpManagerOptions } from '../../src/mcp/manager.js';
@@ -36,12 +37,18 @@ export function byName(tools: McpTool[], name: string): McpTool {
   return tool;
 }
 
+/** Whether `pid` is a live process (a zombie waiting for its reaper counts as gone). */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return true; // no /proc: trust kill(0)
   }
 }
 
