@@ -1,18 +1,11 @@
 /** MCP failure paths with the misbehaving fixture server and server-everything: start-up failures, crashes, aborts, timeouts, list_changed. */
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import type { McpManager } from '../src/mcp/manager.js';
-import { byName, context, everythingServer, fixtureServer, manager, waitFor } from './helpers/mcp.js';
-import { cleanup, tempDir } from './helpers/session.js';
+import { byName, context, everythingServer, fixtureServer, manager, removeWorkDirs, waitFor, workDir } from './helpers/mcp.js';
 
-const dirs: string[] = [];
-function dir(): string {
-  const d = realpathSync(tempDir('agentd-mcp-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => dirs.forEach(cleanup));
+afterAll(removeWorkDirs);
 
 async function using<T>(m: McpManager, body: (m: McpManager) => Promise<T>): Promise<T> {
   try {
@@ -32,7 +25,7 @@ function logOf(cwd: string): string {
 
 describe('MCP servers that fail', () => {
   test('a server that hangs at initialize: startup timeout, one warning per failure, others unaffected, backoff then retry', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager(
       { hung: fixtureServer('hang', { startup_timeout_ms: 400 }), ok: fixtureServer('normal') },
       { backoff: { baseMs: 1500, maxMs: 6000 } },
@@ -69,7 +62,7 @@ describe('MCP servers that fail', () => {
   });
 
   test('a server that exits at once, and a command that does not exist: warnings with the cause', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ quits: fixtureServer('exit'), missing: { command: 'agentd-no-such-command-xyz' } });
     await using(m, async () => {
       const { tools, warnings } = await m.toolset(cwd).list();
@@ -84,7 +77,7 @@ describe('MCP servers that fail', () => {
   });
 
   test('a server that prints garbage on stdout still works; the noise is counted', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ noisy: fixtureServer('garbage') });
     await using(m, async () => {
       const { tools, warnings } = await m.toolset(cwd).list();
@@ -97,7 +90,7 @@ describe('MCP servers that fail', () => {
   });
 
   test('a server killed mid-call: the call fails with a clear error, its tools leave the listing with a warning, it restarts when next needed', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ fx: fixtureServer('normal') }, { backoff: { baseMs: 200, maxMs: 200 } });
     await using(m, async () => {
       const set = m.toolset(cwd);
@@ -123,7 +116,7 @@ describe('MCP servers that fail', () => {
   });
 
   test('abort mid-call sends notifications/cancelled, resolves at once, the server stays usable', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ fx: fixtureServer('normal', { env: { FIXTURE_LOG: join(cwd, 'fixture.log') } }) });
     await using(m, async () => {
       const { tools } = await m.toolset(cwd).list();
@@ -143,7 +136,7 @@ describe('MCP servers that fail', () => {
   });
 
   test("server-everything's long-running operation aborted mid-call", async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ everything: everythingServer() });
     await using(m, async () => {
       const { tools } = await m.toolset(cwd).list();
@@ -159,7 +152,7 @@ describe('MCP servers that fail', () => {
   });
 
   test('tool_timeout_ms: the call ends with an error and the server is told to cancel', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ fx: fixtureServer('normal', { tool_timeout_ms: 300, env: { FIXTURE_LOG: join(cwd, 'fixture.log') } }) });
     await using(m, async () => {
       const { tools } = await m.toolset(cwd).list();
@@ -172,7 +165,7 @@ describe('MCP servers that fail', () => {
   });
 
   test('tools/list_changed is honoured: a tool registered later appears in the next listing', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ fx: fixtureServer('normal') });
     await using(m, async () => {
       const set = m.toolset(cwd);

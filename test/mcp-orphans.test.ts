@@ -3,20 +3,12 @@
  * leftover children), and after the owner process is killed with SIGKILL.
  */
 import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { alive, byName, context, FIXTURE, fixtureServer, groupMembers, manager, waitFor } from './helpers/mcp.js';
+import { alive, byName, context, FIXTURE, fixtureServer, groupMembers, manager, removeWorkDirs, waitFor, workDir } from './helpers/mcp.js';
 import { ROOT } from './helpers/daemon.js';
-import { cleanup, tempDir } from './helpers/session.js';
 
-const dirs: string[] = [];
-function dir(): string {
-  const d = realpathSync(tempDir('agentd-mcp-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => dirs.forEach(cleanup));
+afterAll(removeWorkDirs);
 
 interface Pids {
   pgid: number;
@@ -26,7 +18,7 @@ interface Pids {
 
 describe('MCP server processes', () => {
   test('close() ends every server process group: the server, its children, and a server that ignores SIGTERM', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ plain: fixtureServer('normal'), stubborn: fixtureServer('normal', {}, ['--ignore-term', '--keep-alive']) });
     const set = m.toolset(cwd);
     const { tools } = await set.list();
@@ -52,7 +44,7 @@ describe('MCP server processes', () => {
   });
 
   test("a server that crashes takes its children with it", async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ fx: fixtureServer('normal') });
     try {
       const set = m.toolset(cwd);
@@ -68,7 +60,7 @@ describe('MCP server processes', () => {
   });
 
   test('the owner killed with SIGKILL: every server group is gone within a few seconds', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const servers = {
       plain: { command: process.execPath, args: [FIXTURE, 'normal', '--keep-alive'] },
       stubborn: { command: process.execPath, args: [FIXTURE, 'normal', '--ignore-term', '--keep-alive'] },

@@ -1,21 +1,14 @@
 /** MCP over stdio with the real reference servers: list and call, filter, naming, media placeholders, cwd and env, server-filesystem. */
-import { realpathSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { byName, context, everythingServer, FILESYSTEM, fixtureServer, manager } from './helpers/mcp.js';
-import { cleanup, tempDir } from './helpers/session.js';
+import { byName, context, everythingServer, FILESYSTEM, fixtureServer, manager, removeWorkDirs, workDir } from './helpers/mcp.js';
 
-const dirs: string[] = [];
-function dir(): string {
-  const d = realpathSync(tempDir('agentd-mcp-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => dirs.forEach(cleanup));
+afterAll(removeWorkDirs);
 
 describe('MCP stdio servers', () => {
   test('server-everything: list and call round trip, schemas passed through, image placeholder', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({ everything: everythingServer() });
     try {
       const set = m.toolset(cwd);
@@ -50,7 +43,7 @@ describe('MCP stdio servers', () => {
   });
 
   test('the tools filter, per-server approval and sanitized/truncated names', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     const m = manager({
       every: everythingServer({ tools: ['echo', 'get-sum', 'no-such-tool'], approval: 'auto' }),
       'fix.ture': fixtureServer('normal', { approval: 'ask' }),
@@ -87,7 +80,7 @@ describe('MCP stdio servers', () => {
   });
 
   test("a stdio server runs in the session's cwd with the base env plus its own env; one process per (server, cwd)", async () => {
-    const [a, b] = [dir(), dir()];
+    const [a, b] = [workDir(), workDir()];
     process.env.SECRET_OUTSIDE = 'leak';
     const m = manager({ fx: fixtureServer('normal', { env: { FIXTURE_VAR: 'set' } }) });
     try {
@@ -109,7 +102,7 @@ describe('MCP stdio servers', () => {
   });
 
   test('server-filesystem: read a file in a temp dir (the worked example of docs/tools.md)', async () => {
-    const cwd = dir();
+    const cwd = workDir();
     writeFileSync(join(cwd, 'notes.txt'), 'hello from the file\n');
     const m = manager({ fs: { command: process.execPath, args: [FILESYSTEM, '.'], tools: ['read_text_file', 'list_directory'] } });
     try {

@@ -1,12 +1,13 @@
 /** Helpers for the MCP tests: real reference servers, the misbehaving fixture, a tool context, pid checks. */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseMcpServers } from '../../src/mcp/config.js';
 import { McpManager, type McpManagerOptions } from '../../src/mcp/manager.js';
 import type { McpTool } from '../../src/mcp/toolset.js';
 import type { ToolContext } from '../../src/tools/types.js';
 import { ROOT } from './daemon.js';
+import { cleanup, tempDir } from './session.js';
 
 export const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 export const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
@@ -68,4 +69,17 @@ export async function waitFor(check: () => boolean, timeoutMs: number, what: str
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+const workDirs: string[] = [];
+
+/** A fresh temp dir (real path, as servers report their cwd); removeWorkDirs() removes them all. */
+export function workDir(): string {
+  const d = realpathSync(tempDir('agentd-mcp-'));
+  workDirs.push(d);
+  return d;
+}
+
+export function removeWorkDirs(): void {
+  workDirs.splice(0).forEach(cleanup);
 }
