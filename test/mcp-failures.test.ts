@@ -65,8 +65,12 @@ describe('MCP servers that fail', () => {
     const cwd = workDir();
     const m = manager({ quits: fixtureServer('exit'), missing: { command: 'agentd-no-such-command-xyz' } });
     await using(m, async () => {
-      const { tools, warnings } = await m.toolset(cwd).list();
+      const set = m.toolset(cwd);
+      const { tools, warnings } = await set.list();
       expect(tools).toEqual([]);
+      expect(warnings).toHaveLength(2);
+      // One failure each: the first backoff (1 s by default), not a doubled one.
+      for (const s of set.status()) expect(s.retry_at! - Date.now()).toBeLessThanOrEqual(1000);
       const quits = warnings.find((w) => w.server === 'quits')!;
       expect(quits.kind).toBe('start_failed');
       expect(quits.message).toMatch(/^MCP server "quits": .*exit code 3.*fixture: exiting at once/);

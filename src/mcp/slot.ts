@@ -93,7 +93,8 @@ export class ServerSlot {
         this.generation += 1;
       },
       onLost: (error) => {
-        if (this.connection === conn) this.fail(error);
+        // Only a connection that became ready: a start that fails reports through its rejection.
+        if (conn !== undefined && this.connection === conn) this.fail(error);
       },
     }, this.startAbort.signal);
     let conn: McpConnection | undefined;
