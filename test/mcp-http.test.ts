@@ -1,5 +1,6 @@
 /** MCP over Streamable HTTP: server-everything's HTTP mode on a free loopback port. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { BASE_ENV, byName, context, EVERYTHING, manager } from './helpers/mcp.js';
@@ -104,6 +105,27 @@ describe('MCP over Streamable HTTP', () => {
       expect((await byName(back.tools, 'web__echo').run({ message: 'back' }, context('/tmp'))).output).toBe('Echo: back');
     } finally {
       await m.close();
+    }
+  });
+
+  test('configured headers are sent; an HTTP error answer is a start-up failure naming the status', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const http = createHttpServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance');
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const port = (http.address() as { port: number }).port;
+    const m = manager({ web: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer secret-1', 'X-Test': 'yes' } } });
+    try {
+      const { tools, warnings } = await m.toolset('/tmp').list();
+      expect(tools).toEqual([]);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toMatch(/^MCP server "web": failed to start: Streamable HTTP error: Error POSTing to endpoint: down for maintenance \(HTTP 503\)$/);
+      expect(seen[0]).toMatchObject({ authorization: 'Bearer secret-1', 'x-test': 'yes' });
+    } finally {
+      await m.close();
+      http.close();
     }
   });
 });

@@ -98,6 +98,9 @@ describe('result conversion', () => {
     });
     expect(convertResult({ content: [{ type: 'text', text: 'bad' }], isError: true })).toEqual({ status: 'error', output: 'bad' });
     expect(convertResult({ content: [], structuredContent: { sum: 3 } })).toEqual({ status: 'ok', output: '{"sum":3}' });
+    // Over the cap: cut on a character boundary, with the shell's note.
+    expect(convertResult({ content: [{ type: 'text', text: 'ab€cd' }] }, 4)).toEqual({ status: 'ok', output: 'ab\n[output truncated: more than 4 bytes]' });
+    expect(convertResult({ content: [{ type: 'text', text: 'ab€' }] }, 5)).toEqual({ status: 'ok', output: 'ab€' });
   });
 
   test('approval tri-state', () => {

@@ -6,7 +6,7 @@
  * connection is reported once through `onLost` with a readable reason.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool as RemoteTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from './config.js';
@@ -245,9 +245,10 @@ export class McpConnection {
   }
 }
 
-/** An error's message with its cause (fetch failures hide ECONNREFUSED and the like there). */
+/** An error's message with its cause (fetch failures hide ECONNREFUSED there) or its HTTP status. */
 function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
+  if (err instanceof StreamableHTTPError && typeof err.code === 'number') return `${err.message} (HTTP ${err.code})`;
   const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
   const why = cause ? String(cause.code ?? cause.message ?? '') : '';
   return why && !err.message.includes(why) ? `${err.message} (${why})` : err.message;

@@ -16,9 +16,12 @@ export interface McpManagerOptions {
   backoff?: Partial<BackoffOptions>;
   /** How long a server no session uses keeps running (default 60 000 ms). */
   lingerMs?: number;
+  /** Bytes of a call's output kept, like `limits.shell_output_cap_bytes` (default 1 MiB). */
+  outputCapBytes?: number;
 }
 
 const DEFAULT_LINGER_MS = 60_000;
+const DEFAULT_OUTPUT_CAP_BYTES = 1024 * 1024;
 
 interface Entry {
   slot: ServerSlot;
@@ -30,6 +33,7 @@ export class McpManager {
   private readonly entries = new Map<string, Entry>();
   private readonly backoff: BackoffOptions;
   private readonly lingerMs: number;
+  private readonly outputCapBytes: number;
   private closed = false;
 
   constructor(
@@ -38,11 +42,12 @@ export class McpManager {
   ) {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.lingerMs = options.lingerMs ?? DEFAULT_LINGER_MS;
+    this.outputCapBytes = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
   }
 
   /** The MCP tools of a session working in `cwd`; close() it when the session goes. */
   toolset(cwd: string): McpToolset {
-    if (this.closed) return new McpToolset([], () => {});
+    if (this.closed) return new McpToolset([], () => {}, this.outputCapBytes);
     const entries = Object.values(this.servers).map((config) => this.acquire(config, cwd));
     let released = false;
     return new McpToolset(
@@ -52,6 +57,7 @@ export class McpManager {
         released = true;
         for (const e of entries) this.releaseEntry(e);
       },
+      this.outputCapBytes,
     );
   }
 

@@ -2,7 +2,8 @@
  * An MCP `tools/call` result as a ToolResult: text content joined (one block per line),
  * images, audio and embedded resources replaced by a placeholder naming the MIME type and
  * the size in bytes (`[image/png, 1234 bytes]`), resource links by their URI; `isError`
- * gives status `error`. Structured content is used only when there is no content.
+ * gives status `error`. Structured content is used only when there is no content. Output
+ * over the cap is cut with a note.
  */
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../tools/types.js';
@@ -35,9 +36,17 @@ export function contentText(block: ContentBlock): string {
   }
 }
 
-export function convertResult(result: CallToolResult): ToolResult {
+/** The result as a ToolResult; output beyond `capBytes` (UTF-8) is cut with a note, like the shell's. */
+export function convertResult(result: CallToolResult, capBytes = Number.POSITIVE_INFINITY): ToolResult {
   const blocks = result.content ?? [];
   let output = blocks.map(contentText).join('\n');
   if (blocks.length === 0 && result.structuredContent !== undefined) output = JSON.stringify(result.structuredContent);
-  return { status: result.isError === true ? 'error' : 'ok', output };
+  return { status: result.isError === true ? 'error' : 'ok', output: capOutput(output, capBytes) };
+}
+
+function capOutput(output: string, capBytes: number): string {
+  if (output.length <= capBytes / 3 || Buffer.byteLength(output, 'utf8') <= capBytes) return output;
+  // Cut on a character boundary: a partial sequence at the end decodes to U+FFFD, dropped.
+  const kept = Buffer.from(output, 'utf8').subarray(0, capBytes).toString('utf8').replace(/\uFFFD+$/, '');
+  return `${kept}\n[output truncated: more than ${capBytes} bytes]`;
 }

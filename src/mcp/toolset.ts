@@ -73,6 +73,8 @@ export class McpToolset {
   constructor(
     private readonly slots: readonly ServerSlot[],
     private readonly release: () => void,
+    /** Bytes of a result's output kept (the rest is cut with a note). */
+    private readonly outputCapBytes: number,
   ) {}
 
   /** Start what is needed and answer the tools available now, with new warnings. */
@@ -129,13 +131,13 @@ export class McpToolset {
   private listed(slot: ServerSlot): Listed {
     const cached = this.cache.get(slot);
     if (cached && cached.generation === slot.generation) return cached.listed;
-    const listed = buildTools(slot, slot.current?.tools ?? []);
+    const listed = buildTools(slot, slot.current?.tools ?? [], this.outputCapBytes);
     this.cache.set(slot, { generation: slot.generation, listed });
     return listed;
   }
 }
 
-function buildTools(slot: ServerSlot, remote: readonly RemoteTool[]): Listed {
+function buildTools(slot: ServerSlot, remote: readonly RemoteTool[], capBytes: number): Listed {
   const { config } = slot;
   const filter = config.tools ? new Set(config.tools) : undefined;
   const offered = remote.filter((t) => (!filter || filter.has(t.name)) && t.execution?.taskSupport !== 'required');
@@ -154,13 +156,13 @@ function buildTools(slot: ServerSlot, remote: readonly RemoteTool[]): Listed {
         description: def.description ?? def.title ?? `${remoteName} (MCP server "${config.name}")`,
         parameters: def.inputSchema as Record<string, unknown>,
       },
-      run: (args, ctx) => runTool(slot, remoteName, args, ctx),
+      run: (args, ctx) => runTool(slot, remoteName, args, ctx, capBytes),
     };
   });
   return { tools, dropped, missing };
 }
 
-async function runTool(slot: ServerSlot, remote: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+async function runTool(slot: ServerSlot, remote: string, args: Record<string, unknown>, ctx: ToolContext, capBytes: number): Promise<ToolResult> {
   if (ctx.signal.aborted) return INTERRUPTED;
   const conn = slot.current;
   if (!conn) {
@@ -168,7 +170,7 @@ async function runTool(slot: ServerSlot, remote: string, args: Record<string, un
     return { status: 'error', output: new McpServerError('not_running', slot.config.name, `not running${why}`).message };
   }
   try {
-    return convertResult(await conn.call(remote, args, ctx.signal));
+    return convertResult(await conn.call(remote, args, ctx.signal), capBytes);
   } catch (err) {
     if (err instanceof McpServerError && err.kind === 'cancelled') return INTERRUPTED;
     return { status: 'error', output: err instanceof Error ? err.message : String(err) };
