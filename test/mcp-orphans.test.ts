@@ -43,6 +43,20 @@ describe('MCP server processes', () => {
     expect((await set.list()).tools).toEqual([]);
   });
 
+  test('close() does not wait for ever on a process that left the group but holds the stdout pipe', async () => {
+    const cwd = workDir();
+    const m = manager({ fx: fixtureServer('normal') });
+    const { tools } = await m.toolset(cwd).list();
+    const escapee = Number((await byName(tools, 'fx__spawn_escapee').run({}, context(cwd))).output);
+    try {
+      const t0 = Date.now();
+      await m.close();
+      expect(Date.now() - t0).toBeLessThan(4000);
+    } finally {
+      process.kill(escapee, 'SIGKILL'); // it left the process group: out of reach, as documented
+    }
+  });
+
   test("a server that crashes takes its children with it", async () => {
     const cwd = workDir();
     const m = manager({ fx: fixtureServer('normal') });

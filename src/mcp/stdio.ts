@@ -16,6 +16,8 @@ import { SUPERVISOR_GRACE_MS, SUPERVISOR_SOURCE } from './supervisor.js';
 const STDERR_TAIL_BYTES = 2048;
 /** Lines of stderr quoted in an error message. */
 const STDERR_TAIL_LINES = 3;
+/** How long the pipes may stay open after the supervisor exited (for the last stderr lines). */
+const PIPE_DRAIN_MS = 1000;
 /** One JSON-RPC message on stdout may be at most this long (the SDK's default buffer). */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
@@ -100,6 +102,14 @@ export class StdioProcessTransport implements Transport {
       child.once('spawn', () => {
         if (child.pid !== undefined) liveGroups.add(child.pid);
         resolve();
+      });
+      // 'close' waits for the pipes; a process outside the group holding them must not keep it open.
+      child.once('exit', () => {
+        setTimeout(() => {
+          child.stdin?.destroy();
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+        }, PIPE_DRAIN_MS).unref();
       });
       child.once('close', (code, signal) => {
         this.exitInfo = { code, signal };
