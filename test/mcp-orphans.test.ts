@@ -57,6 +57,27 @@ describe('MCP server processes', () => {
     }
   });
 
+  test('a server no session uses ends after lingerMs; one used again before that is kept', async () => {
+    const cwd = workDir();
+    const m = manager({ fx: fixtureServer('normal') }, { lingerMs: 300 });
+    try {
+      const first = m.toolset(cwd);
+      await first.list();
+      const pgid = first.status()[0]!.pgid!;
+      first.close();
+      const second = m.toolset(cwd); // within the linger: the same process
+      await second.list();
+      expect(second.status()[0]).toMatchObject({ pgid, starts: 1 });
+      second.close();
+      await waitFor(() => groupMembers(pgid).length === 0, 4000, 'the unused server to end');
+      const third = m.toolset(cwd);
+      await third.list();
+      expect(third.status()[0]!.pgid).not.toBe(pgid);
+    } finally {
+      await m.close();
+    }
+  });
+
   test("a server that crashes takes its children with it", async () => {
     const cwd = workDir();
     const m = manager({ fx: fixtureServer('normal') });
