@@ -92,6 +92,7 @@ describe('MCP stdio servers', () => {
       const inA = await whoami(a);
       expect(inA).toMatchObject({ cwd: a, var: 'set', home: process.env.HOME ?? '/tmp', secret: null });
       expect((await whoami(a)).pid).toBe(inA.pid); // shared by sessions in the same cwd
+      expect((await whoami(`${a}/`)).pid).toBe(inA.pid);
       const inB = await whoami(b);
       expect(inB.cwd).toBe(b);
       expect(inB.pid).not.toBe(inA.pid);

@@ -5,6 +5,7 @@
  * for HTTP servers (they have no cwd). A server nobody uses any more is ended after
  * `lingerMs`; `close()` ends them all, process groups included.
  */
+import { resolve } from 'node:path';
 import type { McpServerConfig } from './config.js';
 import { DEFAULT_BACKOFF, ServerSlot, type BackoffOptions } from './slot.js';
 import { killAllServerGroups } from './stdio.js';
@@ -48,7 +49,8 @@ export class McpManager {
   /** The MCP tools of a session working in `cwd`; close() it when the session goes. */
   toolset(cwd: string): McpToolset {
     if (this.closed) return new McpToolset([], () => {}, this.outputCapBytes);
-    const entries = Object.values(this.servers).map((config) => this.acquire(config, cwd));
+    const dir = resolve(cwd); // one process for "/p" and "/p/"
+    const entries = Object.values(this.servers).map((config) => this.acquire(config, dir));
     let released = false;
     return new McpToolset(
       entries.map((e) => e.slot),
