@@ -1,6 +1,7 @@
 /** The MCP module's pure parts: the mcp_servers schema, tool naming, result conversion. */
 import { describe, expect, test } from 'vitest';
-import { McpConfigError, parseMcpServers } from '../src/mcp/config.js';
+import { z } from 'zod';
+import { McpConfigError, McpServersSchema, parseMcpServers } from '../src/mcp/config.js';
 import { exposedNames, MAX_TOOL_NAME, sanitizeName } from '../src/mcp/naming.js';
 import { convertResult } from '../src/mcp/result.js';
 import { mustAsk } from '../src/mcp/toolset.js';
@@ -30,6 +31,15 @@ describe('mcp_servers schema', () => {
       startup_timeout_ms: 10_000, tool_timeout_ms: 5000,
     });
     expect(parseMcpServers(undefined)).toEqual({});
+  });
+
+  test('fits into the config file schema with one line', () => {
+    const Config = z.strictObject({ approval_policy: z.enum(['ask', 'auto']).default('ask'), mcp_servers: McpServersSchema });
+    expect(Config.parse({})).toEqual({ approval_policy: 'ask', mcp_servers: {} });
+    expect(Config.parse({ mcp_servers: { a: { url: 'http://127.0.0.1:1/mcp' } } }).mcp_servers.a).toMatchObject({ transport: 'http', approval: 'session' });
+    const bad = Config.safeParse({ mcp_servers: { a: { command: '' } } });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues[0]).toMatchObject({ path: ['mcp_servers', 'a', 'command'], message: 'must be a non-empty string' });
   });
 
   test('clear errors naming the field', () => {
