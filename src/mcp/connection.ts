@@ -16,7 +16,7 @@ import { StdioProcessTransport } from './stdio.js';
 const CLIENT_INFO = { name: 'agentd', version: '0.1.0' };
 /** Pages of tools/list followed before giving up (a server that never stops paging). */
 const MAX_LIST_PAGES = 100;
-/** How long a ping may take when an HTTP stream broke before the connection counts as lost. */
+/** How long a ping may take when an HTTP stream broke before the connection counts as lost; also the most close() waits for an HTTP session's DELETE. */
 const PROBE_TIMEOUT_MS = 2000;
 
 export interface ConnectionHooks {
@@ -228,7 +228,11 @@ export class McpConnection {
   private async closeTransport(): Promise<void> {
     try {
       if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId) {
-        await this.transport.terminateSession().catch(() => {});
+        // Tell the server the session is over, but never wait long for it.
+        let timer: NodeJS.Timeout | undefined;
+        const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, PROBE_TIMEOUT_MS)));
+        await Promise.race([this.transport.terminateSession().catch(() => {}), bounded]);
+        clearTimeout(timer);
       }
       await this.client.close();
     } catch {

@@ -87,7 +87,7 @@ export class StdioProcessTransport implements Transport {
     if (this.child) throw new Error('StdioProcessTransport already started');
     if (!existsSync(this.spec.cwd)) return Promise.reject(new Error(`working directory ${this.spec.cwd} does not exist`));
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['-e', SUPERVISOR_SOURCE, '--', this.spec.command, ...this.spec.args], {
+      const child = spawn(process.execPath, ['--input-type=commonjs', '-e', SUPERVISOR_SOURCE, '--', this.spec.command, ...this.spec.args], {
         cwd: this.spec.cwd,
         env: { ...this.spec.env },
         detached: true,

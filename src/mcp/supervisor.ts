@@ -13,7 +13,7 @@
 export const SUPERVISOR_GRACE_MS = 2000;
 const PARENT_POLL_MS = 500;
 
-/** CommonJS source for `node -e SOURCE -- COMMAND ARGS...`. */
+/** CommonJS source for `node --input-type=commonjs -e SOURCE -- COMMAND ARGS...` (the flag wins over a NODE_OPTIONS of the server's environment). */
 export const SUPERVISOR_SOURCE = `'use strict';
 const { spawn } = require('node:child_process');
 const { constants } = require('node:os');
