@@ -1,0 +1,8 @@
+/** The MCP client module (runtime.md §12): configuration, the manager, the per-session toolset. */
+export { McpServersSchema, parseMcpServers, McpConfigError, type McpServerConfig, type McpApproval } from './config.js';
+export { McpManager, type McpManagerOptions } from './manager.js';
+export { McpToolset, mustAsk, type McpTool, type McpWarning, type McpServerStatus } from './toolset.js';
+export { McpServerError, type McpFailureKind } from './errors.js';
+export { exposedNames, sanitizeName, MAX_TOOL_NAME } from './naming.js';
+export { convertResult } from './result.js';
+export { killAllServerGroups } from './stdio.js';

@@ -1,0 +1,104 @@
+/**
+ * The daemon's MCP servers. What is shared: one server process per (server name, cwd)
+ * for stdio servers — a stdio server runs in the session's cwd, so sessions in the same
+ * cwd share it and sessions elsewhere get their own — and one connection per server name
+ * for HTTP servers (they have no cwd). A server nobody uses any more is ended after
+ * `lingerMs`; `close()` ends them all, process groups included.
+ */
+import { resolve } from 'node:path';
+import type { McpServerConfig } from './config.js';
+import { DEFAULT_BACKOFF, ServerSlot, type BackoffOptions } from './slot.js';
+import { killAllServerGroups } from './stdio.js';
+import { McpToolset } from './toolset.js';
+
+export interface McpManagerOptions {
+  /** Environment for stdio servers (the shell's minimal environment); each server's `env` is added. */
+  baseEnv: Readonly<Record<string, string>>;
+  backoff?: Partial<BackoffOptions>;
+  /** How long a server no session uses keeps running (default 60 000 ms). */
+  lingerMs?: number;
+  /** Bytes of a call's output kept, like `limits.shell_output_cap_bytes` (default 1 MiB). */
+  outputCapBytes?: number;
+}
+
+const DEFAULT_LINGER_MS = 60_000;
+const DEFAULT_OUTPUT_CAP_BYTES = 1024 * 1024;
+
+interface Entry {
+  slot: ServerSlot;
+  refs: number;
+  linger?: NodeJS.Timeout;
+}
+
+export class McpManager {
+  private readonly entries = new Map<string, Entry>();
+  private readonly backoff: BackoffOptions;
+  private readonly lingerMs: number;
+  private readonly outputCapBytes: number;
+  private closed = false;
+
+  constructor(
+    private readonly servers: Readonly<Record<string, McpServerConfig>>,
+    private readonly options: McpManagerOptions,
+  ) {
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.lingerMs = options.lingerMs ?? DEFAULT_LINGER_MS;
+    this.outputCapBytes = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
+  }
+
+  /** The MCP tools of a session working in `cwd`; close() it when the session goes. */
+  toolset(cwd: string): McpToolset {
+    if (this.closed) return new McpToolset([], () => {}, this.outputCapBytes);
+    const dir = resolve(cwd); // one process for "/p" and "/p/"
+    const entries = Object.values(this.servers).map((config) => this.acquire(config, dir));
+    let released = false;
+    return new McpToolset(
+      entries.map((e) => e.slot),
+      () => {
+        if (released) return;
+        released = true;
+        for (const e of entries) this.releaseEntry(e);
+      },
+      this.outputCapBytes,
+    );
+  }
+
+  /** End every server (TERM, KILL after 2 s) and refuse new toolsets. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    for (const e of entries) clearTimeout(e.linger);
+    await Promise.all(entries.map((e) => e.slot.close()));
+    killAllServerGroups();
+  }
+
+  private key(config: McpServerConfig, cwd: string): string {
+    return config.transport === 'stdio' ? `${config.name}\0${cwd}` : config.name;
+  }
+
+  private acquire(config: McpServerConfig, cwd: string): Entry {
+    const key = this.key(config, cwd);
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = { slot: new ServerSlot(config, { cwd, env: this.options.baseEnv }, this.backoff), refs: 0 };
+      this.entries.set(key, entry);
+    }
+    clearTimeout(entry.linger);
+    entry.linger = undefined;
+    entry.refs += 1;
+    return entry;
+  }
+
+  private releaseEntry(entry: Entry): void {
+    entry.refs -= 1;
+    if (entry.refs > 0 || this.closed) return;
+    entry.linger = setTimeout(() => {
+      const key = this.key(entry.slot.config, entry.slot.launch.cwd);
+      if (this.entries.get(key) !== entry || entry.refs > 0) return;
+      this.entries.delete(key);
+      void entry.slot.close();
+    }, this.lingerMs);
+    entry.linger.unref();
+  }
+}
