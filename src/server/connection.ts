@@ -22,8 +22,8 @@ export const CLOSE_INVALID_UTF8 = 1007;
 /** WebSocket close code for a message too big to handle (RFC 6455 §7.4.1). */
 export const CLOSE_TOO_BIG = 1009;
 /**
- * After refusing a client that has not authenticated, wait at most this long for its side
- * of the close handshake before terminating the socket.
+ * A refused client that has not authenticated is terminated once the error and close
+ * frames are flushed, at the latest after this long (no 30 s close handshake).
  */
 export const PRE_AUTH_CLOSE_GRACE_MS = 1000;
 
@@ -72,7 +72,7 @@ export class ClientConnection implements Outlet {
   constructor(
     readonly id: string,
     private readonly ws: WebSocket,
-    socket: Duplex,
+    private readonly socket: Duplex,
     private readonly creds: UpgradeCredentials,
     readonly options: ConnectionOptions,
   ) {
@@ -288,14 +288,17 @@ export class ClientConnection implements Outlet {
   }
 
   /**
-   * Refuse a client that has not authenticated: an error frame, the close frame, and the
-   * socket terminated after a short grace (no 30 s close handshake for a client that
-   * may never answer it).
+   * Refuse a client that has not authenticated: an error frame and the close frame, then
+   * the socket is terminated as soon as they are flushed — no waiting for a close
+   * handshake that a client which never sent a hello may never answer.
    */
   private refuse(code: ErrorCode, message: string, closeCode: number): void {
     this.sendError(code, message);
     this.closeWith(closeCode, code);
-    setTimeout(() => this.ws.terminate(), PRE_AUTH_CLOSE_GRACE_MS).unref();
+    const terminate = (): void => this.ws.terminate();
+    this.socket.once('finish', terminate);
+    this.socket.end();
+    setTimeout(terminate, PRE_AUTH_CLOSE_GRACE_MS).unref();
   }
 
   /** Stop handling frames and start the close handshake with `closeCode`. */
