@@ -1,4 +1,4 @@
-/** Unit tests of the daemon's helpers: token checks, loopback hosts, data dir files. */
+/** Unit tests of the daemon's helpers: token checks, loopback hosts, data dir files, error frames, pages. */
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
@@ -14,7 +14,11 @@ import {
   writeDaemonInfo,
 } from '../src/cli/data-dir.js';
 import { authenticate, isLoopbackHost, tokensEqual, upgradeCredentials } from '../src/server/auth.js';
+import { boundedMessage, ERROR_MESSAGE_MAX_BYTES, errorFrame } from '../src/server/frames.js';
 import { wsUrl } from '../src/server/index.js';
+import { historyPage, sessionsPage } from '../src/server/pages.js';
+import type { CommittedBatch } from '../src/session/api.js';
+import type { SessionDescriptor } from '../protocol/index.js';
 import { tempDataDir } from './helpers/daemon.js';
 
 const req = (url: string, headers: Record<string, string> = {}): IncomingMessage =>
@@ -29,6 +33,12 @@ describe('auth', () => {
     });
     expect(upgradeCredentials(req('/v1', { authorization: 'Basic Zm9v' })).malformedHeader).toBe(true);
     expect(upgradeCredentials(req('/v1'))).toEqual({ malformedHeader: false });
+  });
+
+  it('refuses a repeated ?token= parameter', () => {
+    const creds = upgradeCredentials(req('/v1?token=t&token=t'));
+    expect(creds).toMatchObject({ query: 't', repeatedQuery: true });
+    expect(authenticate('t', creds, 't')).toMatchObject({ ok: false, message: expect.stringMatching(/once/) });
   });
 
   it('requires every presented token to match and at least one', () => {
@@ -107,5 +117,63 @@ describe('data dir', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, DAEMON_FILE), '{not json');
     expect(readDaemonInfo(dir)).toBeNull();
+  });
+});
+
+describe('error frames', () => {
+  it('bound the message to ERROR_MESSAGE_MAX_BYTES at a character boundary', () => {
+    expect(errorFrame('invalid_frame', 'short')).toEqual({ type: 'error', code: 'invalid_frame', message: 'short' });
+    for (const unit of ['k', '€', '😀']) {
+      const message = boundedMessage(unit.repeat(100_000));
+      expect(Buffer.byteLength(message)).toBeLessThanOrEqual(ERROR_MESSAGE_MAX_BYTES);
+      expect(message).toMatch(/… \(cut\)$/);
+      expect(message).not.toContain('\uFFFD');
+    }
+  });
+});
+
+describe('pages', () => {
+  const descriptor = (id: string, padding: number): SessionDescriptor =>
+    ({ session_id: id, title: 'p'.repeat(padding) }) as unknown as SessionDescriptor;
+  const batch = (sequence: number, bytes: number): CommittedBatch => ({
+    session_id: 's',
+    sequence,
+    committed_at: 1,
+    events: [],
+    frame: JSON.stringify({ type: 'batch', session_id: 's', sequence, pad: '€'.repeat(Math.floor(bytes / 3)) }),
+  });
+
+  it('cut list_sessions by encoded bytes; next_before continues after the last one sent', () => {
+    const all = ['a', 'b', 'c', 'd', 'e'].map((id) => descriptor(id, 300));
+    const whole = sessionsPage('r', all, 'e');
+    expect(JSON.parse(whole.text)).toMatchObject({ type: 'sessions', req_id: 'r', next_before: 'e' });
+    expect(whole.included).toBe(5);
+    const cut = sessionsPage('r', all, 'e', 1000);
+    expect(Buffer.byteLength(cut.text)).toBeLessThanOrEqual(1000);
+    const frame = JSON.parse(cut.text) as { sessions: SessionDescriptor[]; next_before: string };
+    expect(frame.sessions.map((s) => s.session_id)).toEqual(['a', 'b']);
+    expect(frame.next_before).toBe('b');
+    expect(sessionsPage('r', all, null).text).toMatch(/"next_before":null}$/);
+  });
+
+  it('leave out a descriptor that fits no frame, and go on', () => {
+    const page = sessionsPage('r', [descriptor('a', 10), descriptor('huge', 5000), descriptor('c', 10)], null, 2000);
+    expect(page.left_out).toEqual(['huge']);
+    expect((JSON.parse(page.text) as { sessions: SessionDescriptor[] }).sessions.map((s) => s.session_id)).toEqual(['a', 'c']);
+  });
+
+  it('cut history to the newest batches that fit in UTF-8 bytes', () => {
+    const batches = [1, 2, 3, 4, 5].map((n) => batch(n, 3000));
+    const page = historyPage('r', 's', batches, 10_000);
+    expect(page.ok).toBe(true);
+    if (!page.ok) return;
+    expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(10_000);
+    const frame = JSON.parse(page.text) as { batches: Array<{ sequence: number }>; next_before_sequence: number | null };
+    expect(frame.batches.map((b) => b.sequence)).toEqual([3, 4, 5]);
+    expect(frame.next_before_sequence).toBe(3);
+    const all = historyPage('r', 's', batches);
+    expect(all.ok && JSON.parse(all.text).next_before_sequence).toBeNull();
+    expect(historyPage('r', 's', [])).toMatchObject({ ok: true, included: 0 });
+    expect(historyPage('r', 's', batches, 2000)).toEqual({ ok: false, sequence: 5 });
   });
 });
