@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CommittedBatch } from '../src/session/api.js';
 import type { Session } from '../src/session/session.js';
 import { ClientSubscription, type Outlet } from '../src/server/subscription.js';
-import { cleanup, msg, openHost, Watcher, type Harness } from './helpers/session.js';
+import { disposeHarness, msg, openHost, Watcher, type Harness } from './helpers/session.js';
 
 class RecordingOutlet implements Outlet {
   bufferedAmount = 0;
@@ -36,11 +36,8 @@ const range = (from: number, to: number): number[] => Array.from({ length: to - 
 
 let h: Harness | undefined;
 afterEach(async () => {
-  if (h) {
-    await h.close();
-    cleanup(h.dir);
-    h = undefined;
-  }
+  await disposeHarness(h);
+  h = undefined;
 });
 
 async function sessionWithTurns(turns: number): Promise<{ session: Session; watcher: Watcher }> {
