@@ -87,6 +87,18 @@ describe('before hello', () => {
     expect(text).toContain('no hello within 500 ms');
   });
 
+  it('closes a raw TCP connection that never sends a request head shortly after the deadline', async () => {
+    const socket = tcpConnect(d.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const openedAt = Date.now();
+    const closedAfter = await Promise.race([
+      new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - openedAt))),
+      sleep(10_000).then(() => -1),
+    ]);
+    expect(closedAfter).toBeGreaterThan(0);
+    expect(closedAfter).toBeLessThan(3000);
+  });
+
   it('answers an oversize hello with many unknown keys by terminating, not with a huge error', async () => {
     const c = await connect(d, { hello: false });
     const fields: Record<string, number> = {};

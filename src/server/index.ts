@@ -112,7 +112,15 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
   };
 
   const health = (): Record<string, unknown> => healthReport(registry, stats, startedAt, options.health?.());
-  const http: Server = createServer(httpHandler(admit, health, options.routes));
+  const authDeadlineMs = options.helloTimeoutMs ?? SERVER_DEFAULTS.auth_deadline_ms;
+  // An HTTP socket idle for the auth deadline (one that never sends a request, or a slow
+  // request head) is destroyed, so idle raw sockets cannot hold connection slots; an
+  // upgraded socket has no idle timeout (ws clears it).
+  const http: Server = createServer(
+    { headersTimeout: authDeadlineMs, requestTimeout: Math.max(30_000, authDeadlineMs), connectionsCheckingInterval: 1000 },
+    httpHandler(admit, health, options.routes),
+  );
+  http.setTimeout(authDeadlineMs);
   http.on('connection', (socket: Socket) => registry.addSocket(socket));
   const wss = new WebSocketServer({
     noServer: true,
@@ -130,7 +138,7 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     logger: log,
     highWaterMark: options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
-    authDeadlineMs: options.helloTimeoutMs ?? SERVER_DEFAULTS.auth_deadline_ms,
+    authDeadlineMs,
     preAuthMaxBytes: options.helloMaxBytes ?? SERVER_DEFAULTS.hello_max_bytes,
     dispatch: options.dispatch ?? dispatchFrame,
   };
