@@ -116,7 +116,7 @@ describe('before hello', () => {
   });
 });
 
-describe('error messages', () => {
+describe('with the default configuration', () => {
   let d: Daemon;
   beforeAll(async () => {
     d = await startDaemon();
@@ -125,7 +125,16 @@ describe('error messages', () => {
     await d?.stop();
   });
 
-  it('are bounded after hello too: a frame with 300 000 unknown fields gets a short error', async () => {
+  it('a partial 4 MiB frame before hello is terminated after 64 KiB, not held', async () => {
+    const raw = await rawUpgrade(d);
+    raw.socket.write(frameHeader(4 * 1024 * 1024 - 100));
+    raw.socket.write(Buffer.alloc(128 * 1024, 0x20));
+    const after = await Promise.race([raw.closed, sleep(4000).then(() => -1)]);
+    expect(after).toBeGreaterThan(0);
+    expect(after).toBeLessThan(2000);
+  });
+
+  it('error messages are bounded: a frame with 300 000 unknown fields gets a short error', async () => {
     const c = await connect(d);
     const fields: Record<string, number> = {};
     for (let i = 0; i < 300_000; i++) fields[`k${i}`] = 1;

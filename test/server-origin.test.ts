@@ -106,3 +106,30 @@ describe('Origin', () => {
     expect(status).toBe(403);
   });
 });
+
+describe('with the default configuration and --no-auth', () => {
+  it('refuses a foreign Origin and a foreign Host', async () => {
+    const plain = await startDaemon({ token: null });
+    try {
+      const ws = new WebSocket(plain.wsUrl, { origin: 'https://evil.example' });
+      const status = await new Promise<number>((resolve) => {
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('open', () => resolve(101));
+        ws.on('error', () => resolve(0));
+      });
+      expect(status).toBe(403);
+      const host = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: plain.port, path: '/healthz', headers: { host: 'rebound.evil.example' }, agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(host).toBe(403);
+      expect((await fetch(`${plain.httpUrl}/healthz`)).status).toBe(200);
+    } finally {
+      await plain.stop();
+    }
+  });
+});
