@@ -16,10 +16,11 @@ import {
 import { authenticate, isLoopbackHost, tokensEqual, upgradeCredentials } from '../src/server/auth.js';
 import { boundedMessage, ERROR_MESSAGE_MAX_BYTES, errorFrame } from '../src/server/frames.js';
 import { wsUrl } from '../src/server/index.js';
-import { historyPage, sessionsPage } from '../src/server/pages.js';
+import { historyPage, readHistory, sessionsPage } from '../src/server/pages.js';
 import type { CommittedBatch } from '../src/session/api.js';
 import type { SessionDescriptor } from '../protocol/index.js';
 import { tempDataDir } from './helpers/daemon.js';
+import { disposeHarness, msg, openHost, Watcher } from './helpers/session.js';
 
 const req = (url: string, headers: Record<string, string> = {}): IncomingMessage =>
   ({ url, headers }) as unknown as IncomingMessage;
@@ -175,5 +176,42 @@ describe('pages', () => {
     expect(all.ok && JSON.parse(all.text).next_before_sequence).toBeNull();
     expect(historyPage('r', 's', [])).toMatchObject({ ok: true, included: 0 });
     expect(historyPage('r', 's', batches, 2000)).toEqual({ ok: false, sequence: 5 });
+  });
+});
+
+describe('readHistory', () => {
+  it('reads only about one frame of batches, newest first, whatever the limit', async () => {
+    const h = openHost({ approval_policy: 'auto' });
+    try {
+      const id = h.host.create({}).session_id;
+      const session = h.host.open(id)!;
+      const w = new Watcher(session);
+      for (let i = 0; i < 4; i++) {
+        session.submit(msg('q'.repeat(50_000)));
+        await w.until((ev) => ev.filter((e) => e.msg.type === 'turn_complete').length > i, 10_000, 'turn end');
+      }
+      const head = session.headSequence();
+      let read = 0;
+      const counting = {
+        readBefore: (sid: string, before: number, limit: number) => {
+          const page = h.host.readBefore(sid, before, limit);
+          read += page.length;
+          return page;
+        },
+      };
+      const all = readHistory(counting, id, head + 1, 1000, 1 << 30);
+      expect(all.map((b) => b.sequence)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+      read = 0;
+      const some = readHistory(counting, id, head + 1, 1000, 120_000);
+      const bytes = some.reduce((n, b) => n + Buffer.byteLength(b.frame), 0);
+      expect(bytes).toBeGreaterThan(120_000); // enough to fill the page…
+      expect(read).toBeLessThan(head); // …without reading the whole journal
+      expect(some.at(-1)!.sequence).toBe(head);
+      expect(some.map((b) => b.sequence)).toEqual(Array.from({ length: some.length }, (_, i) => head - some.length + 1 + i));
+      expect(readHistory(counting, id, 3, 1000).map((b) => b.sequence)).toEqual([1, 2]);
+      expect(readHistory(counting, id, head + 1, 2).map((b) => b.sequence)).toEqual([head - 1, head]);
+    } finally {
+      await disposeHarness(h);
+    }
   });
 });

@@ -11,7 +11,7 @@ import {
 } from '../../protocol/index.js';
 import type { AdmissionOutcome } from '../session/api.js';
 import type { ClientConnection } from './connection.js';
-import { historyPage, sessionsPage } from './pages.js';
+import { historyPage, readHistory, sessionsPage } from './pages.js';
 
 /** Page size of list_sessions when the client gives none. */
 export const DEFAULT_LIST_LIMIT = 50;
@@ -100,7 +100,7 @@ function detach(conn: ClientConnection, frame: Detach): void {
 }
 
 function history(conn: ClientConnection, frame: History): void {
-  const batches = conn.host.readBefore(frame.session_id, frame.before_sequence, frame.limit ?? DEFAULT_HISTORY_LIMIT);
+  const batches = readHistory(conn.host, frame.session_id, frame.before_sequence, frame.limit ?? DEFAULT_HISTORY_LIMIT);
   if (batches.length === 0 && !conn.host.open(frame.session_id)) {
     return unknownSession(conn, frame.session_id, { req_id: frame.req_id });
   }

@@ -5,7 +5,7 @@
  * from there. The frame text is assembled from the entries' JSON, so each is encoded once.
  */
 import { LIMITS, type SessionDescriptor } from '../../protocol/index.js';
-import type { CommittedBatch } from '../session/api.js';
+import type { CommittedBatch, SessionHostApi } from '../session/api.js';
 
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -92,4 +92,40 @@ export function historyPage(
     text: head + kept.map((b) => b.frame).join(',') + tail(kept[0]?.sequence),
     included: kept.length,
   };
+}
+
+/** Batches read from the journal at first, and at most at once, while filling a history page. */
+const HISTORY_READ_FIRST = 16;
+const HISTORY_READ_MAX = 64;
+
+/**
+ * The newest batches before `before` (at most `limit`), read from the journal newest
+ * first in chunks sized by the batches seen so far, and no further than the first batch
+ * past `maxBytes`: a history request never loads more than about one frame of batches
+ * (plus one chunk), whatever its `limit`. Ascending, like `readBefore`.
+ */
+export function readHistory(
+  host: Pick<SessionHostApi, 'readBefore'>,
+  sessionId: string,
+  before: number,
+  limit: number,
+  maxBytes: number = LIMITS.frameMaxBytes,
+): CommittedBatch[] {
+  const chunks: CommittedBatch[][] = [];
+  let count = 0;
+  let bytes = 0;
+  let cursor = before;
+  while (count < limit && bytes <= maxBytes) {
+    const perBatch = count === 0 ? 0 : bytes / count;
+    const room = perBatch === 0 ? HISTORY_READ_FIRST : Math.floor((maxBytes - bytes) / perBatch) + 1;
+    const want = Math.max(1, Math.min(limit - count, HISTORY_READ_MAX, room));
+    const chunk = host.readBefore(sessionId, cursor, want);
+    if (chunk.length === 0) break;
+    chunks.unshift(chunk);
+    count += chunk.length;
+    for (const b of chunk) bytes += utf8(b.frame);
+    cursor = chunk[0]!.sequence;
+    if (chunk.length < want) break;
+  }
+  return chunks.flat();
 }
