@@ -48,6 +48,19 @@ function frameHeader(length: number): Buffer {
   return h;
 }
 
+/**
+ * Start a 4 MiB frame before hello and send `bytes` of it; resolves with the ms until the
+ * daemon closed the socket (-1 when it had not after `waitMs`).
+ */
+async function partialFrameClosedAfter(d: Daemon, bytes: number, waitMs: number): Promise<number> {
+  const raw = await rawUpgrade(d);
+  raw.socket.write(frameHeader(4 * 1024 * 1024 - 100));
+  raw.socket.write(Buffer.alloc(bytes, 0x20));
+  const after = await Promise.race([raw.closed, sleep(waitMs).then(() => -1)]);
+  raw.socket.destroy();
+  return after;
+}
+
 /** Resolves with the HTTP status of a refused upgrade, or 101 when it was accepted. */
 function upgradeStatus(d: Daemon): Promise<{ status: number; ws: WebSocket }> {
   const ws = new WebSocket(d.wsUrl);
@@ -68,13 +81,9 @@ describe('before hello', () => {
   });
 
   it('terminates a client sending more than hello_max_bytes (a partial 4 MiB frame) at once', async () => {
-    const raw = await rawUpgrade(d);
-    raw.socket.write(frameHeader(4 * 1024 * 1024 - 100));
-    raw.socket.write(Buffer.alloc(64 * 1024, 0x20));
-    const after = await Promise.race([raw.closed, sleep(5000).then(() => -1)]);
+    const after = await partialFrameClosedAfter(d, 64 * 1024, 5000);
     expect(after).toBeGreaterThan(0);
     expect(after).toBeLessThan(400); // well before the 500 ms deadline
-    raw.socket.destroy();
   });
 
   it('terminates a silent client shortly after the deadline, even if it never answers the close', async () => {
@@ -126,10 +135,7 @@ describe('with the default configuration', () => {
   });
 
   it('a partial 4 MiB frame before hello is terminated after 64 KiB, not held', async () => {
-    const raw = await rawUpgrade(d);
-    raw.socket.write(frameHeader(4 * 1024 * 1024 - 100));
-    raw.socket.write(Buffer.alloc(128 * 1024, 0x20));
-    const after = await Promise.race([raw.closed, sleep(4000).then(() => -1)]);
+    const after = await partialFrameClosedAfter(d, 128 * 1024, 4000);
     expect(after).toBeGreaterThan(0);
     expect(after).toBeLessThan(2000);
   });
