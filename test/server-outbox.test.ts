@@ -6,7 +6,7 @@
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Outbox } from '../src/server/outbox.js';
+import { frameSocketOf, Outbox } from '../src/server/outbox.js';
 
 interface Pair {
   server: WebSocket;
@@ -35,18 +35,7 @@ async function pair(): Promise<Pair> {
   client.on('message', (data: Buffer) => received.push(data.toString('utf8')));
   await new Promise<void>((resolve) => client.once('open', () => resolve()));
   const server = await serverSide;
-  const outbox = new Outbox(
-    {
-      get bufferedAmount() {
-        return server.bufferedAmount;
-      },
-      get isOpen() {
-        return server.readyState === WebSocket.OPEN;
-      },
-      send: (data, done) => server.send(data, { binary: false }, done),
-    },
-    HWM,
-  );
+  const outbox = new Outbox(frameSocketOf(server), HWM);
   const raw = (client as unknown as { _socket: Socket })._socket;
   const p: Pair = {
     server,

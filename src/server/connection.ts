@@ -14,7 +14,7 @@ import type { UpgradeCredentials } from './auth.js';
 import { errorFrame, type ErrorContext } from './frames.js';
 import { checkHello, CLOSE_PROTOCOL } from './handshake.js';
 import { Inbound, type ReceivedFrame } from './inbound.js';
-import { Outbox } from './outbox.js';
+import { frameSocketOf, Outbox } from './outbox.js';
 import { ClientSubscription, type Outlet } from './subscription.js';
 
 /** WebSocket close code for a text frame that is not valid UTF-8 (RFC 6455 §7.4.1). */
@@ -77,18 +77,7 @@ export class ClientConnection implements Outlet {
     readonly options: ConnectionOptions,
   ) {
     this.log = options.logger.child({ conn: id });
-    this.outbox = new Outbox(
-      {
-        get bufferedAmount() {
-          return ws.bufferedAmount;
-        },
-        get isOpen() {
-          return ws.readyState === WebSocket.OPEN;
-        },
-        send: (data, done) => ws.send(data, { binary: false }, done),
-      },
-      options.highWaterMark,
-    );
+    this.outbox = new Outbox(frameSocketOf(ws), options.highWaterMark);
     this.inbound = new Inbound(ws, socket, this.outbox, {
       preAuthMaxBytes: options.preAuthMaxBytes,
       onFrame: (frame) => this.onFrame(frame),

@@ -11,13 +11,28 @@
  * write callback reports.
  */
 
-/** What the outbox needs from a socket (a `ws` WebSocket fits). */
+import WebSocket from 'ws';
+
+/** What the outbox needs from a socket (see `frameSocketOf` for a `ws` WebSocket). */
 export interface FrameSocket {
   /** Bytes queued in the socket, not yet handed to the kernel. */
   readonly bufferedAmount: number;
   /** False once the socket is closing or closed: writes are dropped. */
   readonly isOpen: boolean;
   send(data: string | Buffer, done: (err?: Error) => void): void;
+}
+
+/** A `ws` WebSocket as a FrameSocket: text frames, open while OPEN. */
+export function frameSocketOf(ws: WebSocket): FrameSocket {
+  return {
+    get bufferedAmount() {
+      return ws.bufferedAmount;
+    },
+    get isOpen() {
+      return ws.readyState === WebSocket.OPEN;
+    },
+    send: (data, done) => ws.send(data, { binary: false }, done),
+  };
 }
 
 /** How often an outbox with drain waiters re-checks its buffer (safety net). */
