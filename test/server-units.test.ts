@@ -13,6 +13,7 @@ import {
   resolveServerToken,
   writeDaemonInfo,
 } from '../src/cli/data-dir.js';
+import { parseConfig } from '../src/config/config.js';
 import { authenticate, isLoopbackHost, tokensEqual, upgradeCredentials } from '../src/server/auth.js';
 import { boundedMessage, ERROR_MESSAGE_MAX_BYTES, errorFrame } from '../src/server/frames.js';
 import { wsUrl } from '../src/server/index.js';
@@ -213,5 +214,24 @@ describe('readHistory', () => {
     } finally {
       await disposeHarness(h);
     }
+  });
+});
+
+describe('config: the server block', () => {
+  it('has defaults and names a bad field', () => {
+    expect(parseConfig({}).server).toEqual({
+      allowed_origins: [],
+      allowed_hosts: [],
+      max_connections: 512,
+      max_unauthenticated: 128,
+      auth_deadline_ms: 5000,
+      hello_max_bytes: 65536,
+    });
+    expect(parseConfig({ server: { allowed_origins: ['https://ui.example.com:8443', 'null'] } }).server.allowed_origins).toHaveLength(2);
+    expect(() => parseConfig({ server: { allowed_origins: ['https://ui.example.com/path'] } })).toThrow(/server\.allowed_origins\.0/);
+    expect(() => parseConfig({ server: { allowed_hosts: ['a b'] } })).toThrow(/server\.allowed_hosts\.0/);
+    expect(() => parseConfig({ server: { max_connections: 0 } })).toThrow(/server\.max_connections/);
+    expect(() => parseConfig({ server: { hello_max_bytes: 10 } })).toThrow(/server\.hello_max_bytes/);
+    expect(() => parseConfig({ server: { colour: 1 } })).toThrow(/server/);
   });
 });
