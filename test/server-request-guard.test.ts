@@ -32,8 +32,21 @@ describe('checkRequest: Host', () => {
     expect(ok({ host: 'myhost:7777' }, policy({ bindHost: 'myhost' }))).toBe(true);
     expect(ok({ host: '[::1]:7777' }, policy({ bindHost: '::1' }))).toBe(true);
     expect(ok({ host: '[fd00::5]:7777' }, policy({ bindHost: 'fd00::5' }))).toBe(true);
-    expect(ok({ host: '0.0.0.0:7777' }, policy({ bindHost: '0.0.0.0' }))).toBe(true);
-    expect(ok({ host: '192.168.1.5:7777' }, policy({ bindHost: '0.0.0.0' }))).toBe(false);
+    expect(ok({ host: '192.168.1.5:7777' }, policy({ bindHost: '192.168.1.5' }))).toBe(true);
+  });
+
+  it('takes every local address as the bind address of a wildcard bind, and nothing else', () => {
+    const wild = policy({ bindHost: '0.0.0.0', localAddresses: () => ['127.0.0.1', '192.168.1.5'] });
+    expect(ok({ host: '192.168.1.5:7777' }, wild)).toBe(true);
+    expect(ok({ host: '192.168.1.5:7777', origin: 'http://192.168.1.5:7777' }, wild)).toBe(true);
+    expect(ok({ host: '192.168.1.6:7777' }, wild)).toBe(false);
+    expect(ok({ host: 'rebound.example:7777' }, wild)).toBe(false);
+    const wild6 = policy({ bindHost: '::', localAddresses: () => ['fd00::5', '10.0.0.2'] });
+    expect(ok({ host: '[fd00::5]:7777' }, wild6)).toBe(true);
+    expect(ok({ host: '10.0.0.2:7777' }, wild6)).toBe(true);
+    expect(ok({ host: '192.168.1.5:7777' }, policy({ bindHost: '127.0.0.1', localAddresses: () => ['192.168.1.5'] }))).toBe(false);
+    // The real interfaces: loopback is always among them.
+    expect(ok({ host: '127.0.0.1:7777' }, policy({ bindHost: '0.0.0.0' }))).toBe(true);
   });
 
   it('accepts allowed_hosts: a name at any port, name:port only at that port', () => {

@@ -4,7 +4,10 @@
  *
  * - `Host` must name the daemon: its bind address, `localhost`, `127.0.0.1`, `[::1]`
  *   (at the daemon's port, or without a port) or an entry of `server.allowed_hosts`
- *   (`name` at any port, or `name:port`) — else 403, which defeats DNS rebinding.
+ *   (`name` at any port, or `name:port`) — else 403, which defeats DNS rebinding. A
+ *   wildcard bind (`0.0.0.0`, `::`) is bound to every local address, so each address of
+ *   the machine's interfaces counts as the bind address (IP literals only: a rebound DNS
+ *   name is still refused).
  * - `Origin`, when present, must be the daemon's own origin — `http://NAME:PORT` for each
  *   of those names at the real port — or an entry of `server.allowed_origins` — else 403,
  *   which defeats cross-site WebSocket hijacking (a page elsewhere cannot drive the
@@ -14,6 +17,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 
 export interface RequestPolicy {
   /** The interface the daemon listens on, as configured (e.g. 127.0.0.1, ::1, localhost). */
@@ -24,6 +28,19 @@ export interface RequestPolicy {
   allowedHosts: readonly string[];
   /** `server.allowed_origins`: extra origins (e.g. `https://agentd.example.com`) allowed to connect. */
   allowedOrigins: readonly string[];
+  /** The machine's addresses, for a wildcard bind (default: from its network interfaces). */
+  localAddresses?: () => readonly string[];
+}
+
+const WILDCARDS: Record<string, 4 | 6> = { '0.0.0.0': 4, '::': 6, '[::]': 6 };
+
+/** Addresses of this machine's interfaces (IPv4 only for family 4; both for 6, as `::` also takes IPv4). */
+function interfaceAddresses(family: 4 | 6): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (family === 6 || a.family === 'IPv4') out.push(a.address);
+  }
+  return out;
 }
 
 export interface Refusal {
@@ -63,7 +80,12 @@ export function normalizeOrigin(value: string): string {
 /** The names (with the port they must use, '' = any) the daemon answers to. */
 function hostNames(policy: RequestPolicy): Array<{ hostname: string; port: string }> {
   const port = String(policy.port);
-  const own = [urlHost(policy.bindHost), 'localhost', '127.0.0.1', '[::1]'].map((hostname) => ({ hostname, port }));
+  const wildcard = WILDCARDS[policy.bindHost];
+  const local = wildcard === undefined ? [] : (policy.localAddresses?.() ?? interfaceAddresses(wildcard));
+  const own = [urlHost(policy.bindHost), 'localhost', '127.0.0.1', '[::1]', ...local.map(urlHost)].map((hostname) => ({
+    hostname,
+    port,
+  }));
   const extra = policy.allowedHosts.map((entry) => parseHost(entry) ?? { hostname: urlHost(entry), port: '' });
   return [...own, ...extra];
 }
