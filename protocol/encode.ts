@@ -7,6 +7,7 @@
  */
 import type { EventMsg, ExecOutputDeltaMsg } from './events.js';
 import type { ErrorCode, ErrorFrame } from './frames.js';
+import { LIMITS } from './limits.js';
 
 /** The correlation ids of an event envelope. */
 export interface EventIds {
@@ -52,12 +53,28 @@ export interface ErrorContext {
   submission_id?: string | undefined;
 }
 
-/** An `error` frame; absent correlation ids are left out. */
+const CUT_MARKER = '… (cut)';
+
+/**
+ * `message`, cut at a character boundary to at most `LIMITS.errorMessageMaxBytes` UTF-8
+ * bytes: a message quoting client input (e.g. every unknown field of a frame) stays small
+ * whatever the client sent.
+ */
+export function boundedMessage(message: string): string {
+  if (message.length * 3 <= LIMITS.errorMessageMaxBytes || Buffer.byteLength(message, 'utf8') <= LIMITS.errorMessageMaxBytes) return message;
+  const room = LIMITS.errorMessageMaxBytes - Buffer.byteLength(CUT_MARKER, 'utf8');
+  let cut = Buffer.from(message.slice(0, LIMITS.errorMessageMaxBytes), 'utf8').subarray(0, room).toString('utf8');
+  // A multi-byte character split at the cut decodes to U+FFFD: drop it.
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1);
+  return cut + CUT_MARKER;
+}
+
+/** An `error` frame; absent correlation ids are left out; the message is bounded. */
 export function errorFrame(code: ErrorCode, message: string, ctx: ErrorContext = {}): ErrorFrame {
   return {
     type: 'error',
     code,
-    message,
+    message: boundedMessage(message),
     ...(ctx.req_id !== undefined && { req_id: ctx.req_id }),
     ...(ctx.submission_id !== undefined && { submission_id: ctx.submission_id }),
   };

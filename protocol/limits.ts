@@ -39,8 +39,8 @@ export const LIMITS = {
   historyDefault: 100,
   /** `attach.replay_batches`: 0–10000. */
   replayBatchesMax: 10_000,
-  /** A connection that sends no `hello` within this long is closed (4400). */
-  helloTimeoutMs: 10_000,
+  /** An `error` frame's message carries at most this many UTF-8 bytes (cut with a marker). */
+  errorMessageMaxBytes: 1024,
 } as const;
 
 /** Close codes of the WebSocket (protocol.md "Connecting", docs/protocol.md §2 and §6). */

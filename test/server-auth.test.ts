@@ -1,7 +1,7 @@
 /** Protocol v1 handshake: hello/welcome, tokens (hello, header, query), 4401 and 4400. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { connect } from './helpers/client.js';
+import { connect, TestClient } from './helpers/client.js';
 import { startDaemon, type Daemon } from './helpers/daemon.js';
 
 let d: Daemon;
@@ -50,6 +50,18 @@ describe('hello and tokens', () => {
     const err = await c.next();
     expect(err).toMatchObject({ type: 'error', code: 'unauthorized' });
     expect((await c.closed).code).toBe(4401);
+  });
+
+  it('refuses a repeated ?token= parameter with unauthorized and close 4401', async () => {
+    const t = encodeURIComponent(d.token!);
+    for (const query of [`token=${t}&token=${t}`, `token=${t}&token=wrong`, `token=wrong&token=${t}`]) {
+      const ws = new WebSocket(`${d.wsUrl}?${query}`);
+      const c = new TestClient(ws, true);
+      await new Promise((resolve) => ws.once('open', resolve));
+      c.send({ type: 'hello', protocol: 1, client: 'test/1' });
+      expect(await c.next()).toMatchObject({ type: 'error', code: 'unauthorized', message: expect.stringMatching(/once/) });
+      expect((await c.closed).code).toBe(4401);
+    }
   });
 
   it('does not serve an unauthorized client before closing', async () => {

@@ -1,5 +1,5 @@
 /** `agentd serve`: start-up, data dir files, tokens, config validation, shutdown. */
-import { readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect } from './helpers/client.js';
@@ -44,6 +44,28 @@ describe('agentd serve', () => {
       expect(again.token).toBe(token);
     } finally {
       await again.stop('SIGINT');
+    }
+  });
+
+  it('tightens an existing data dir to 0700 and its database files to 0600 at start', async () => {
+    const dataDir = freshDir();
+    const first = await startDaemon({ dataDir });
+    await first.stop();
+    chmodSync(dataDir, 0o755);
+    chmodSync(join(dataDir, 'agentd.db'), 0o644);
+    writeFileSync(join(dataDir, 'agentd.db-wal'), '', { mode: 0o644 });
+    chmodSync(join(dataDir, 'agentd.db-wal'), 0o644);
+    const again = await startDaemon({ dataDir });
+    try {
+      expect(mode(dataDir)).toBe(0o700);
+      expect(mode(join(dataDir, 'agentd.db'))).toBe(0o600);
+      for (const f of ['agentd.db-wal', 'agentd.db-shm']) {
+        if (existsSync(join(dataDir, f))) expect(mode(join(dataDir, f))).toBe(0o600);
+      }
+      const c = await connect(again);
+      await c.close();
+    } finally {
+      expect(await again.stop()).toBe(0);
     }
   });
 

@@ -229,6 +229,23 @@ describe('bad frames get typed errors and the connection stays usable', () => {
     await stillUsable();
   });
 
+  it('invalid UTF-8 in a text frame gets a typed error, then close 1007; the daemon goes on', async () => {
+    const other = await connect(d);
+    // 0xC3 0x28 is not UTF-8; the ws client sends the bytes as they are in a text frame.
+    other.ws.send(Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d]), { binary: false });
+    const err = await other.next();
+    expect(err).toMatchObject({ type: 'error', code: 'invalid_frame', message: expect.stringMatching(/UTF-8/) });
+    expect((await other.closed).code).toBe(1007);
+    await stillUsable();
+  });
+
+  it('invalid UTF-8 in the hello gets a protocol error, then close 1007', async () => {
+    const other = await connect(d, { hello: false });
+    other.ws.send(Buffer.from([0x7b, 0xff, 0x7d]), { binary: false });
+    expect(await other.next()).toMatchObject({ type: 'error', code: 'protocol', message: expect.stringMatching(/UTF-8/) });
+    expect((await other.closed).code).toBe(1007);
+  });
+
   it('a binary frame', async () => {
     const start = c.frames.length;
     c.ws.send(Buffer.from('{"type":"list_sessions","req_id":"bin"}'));

@@ -18,6 +18,7 @@ import {
   removeDaemonInfo,
   resolveDataDir,
   resolveServerToken,
+  tightenDatabaseFiles,
   writeDaemonInfo,
 } from '../data-dir/data-dir.js';
 
@@ -126,6 +127,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
   }
+  tightenDatabaseFiles(dataDir); // after opening: a new database exists now too
 
   let server: AgentdServer;
   try {
@@ -138,6 +140,12 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       logger,
       health: () => hostHealth(host),
       models: modelCatalog(config.models.default, resolveRoutes(config).values()),
+      maxConnections: config.server.max_connections,
+      maxUnauthenticated: config.server.max_unauthenticated,
+      helloTimeoutMs: config.server.auth_deadline_ms,
+      helloMaxBytes: config.server.hello_max_bytes,
+      allowedHosts: config.server.allowed_hosts,
+      allowedOrigins: config.server.allowed_origins,
       ...tune,
     });
   } catch (err) {
@@ -182,7 +190,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
 /**
  * Connection tuning from the environment (for tests and experiments; the defaults suit
  * normal use): AGENTD_WS_HIGH_WATER_MARK (bytes), AGENTD_WS_PAGE_SIZE (batches),
- * AGENTD_HELLO_TIMEOUT_MS.
+ * AGENTD_HELLO_TIMEOUT_MS (overrides server.auth_deadline_ms).
  */
 function tuning(): { highWaterMark?: number; pageSize?: number; helloTimeoutMs?: number } {
   const read = (name: string, min: number): number | undefined => {

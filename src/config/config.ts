@@ -23,6 +23,29 @@ const RouteSchema = z.strictObject({
 
 const PositiveInt = z.int().positive();
 
+// ---- server block (engineer "server"): connection limits and the Host/Origin check ----
+/** Defaults of the `server` block (also what startServer uses when given none). */
+export const SERVER_DEFAULTS = {
+  max_connections: 512,
+  max_unauthenticated: 128,
+  auth_deadline_ms: 5000,
+  hello_max_bytes: 64 * 1024,
+} as const;
+const OriginSchema = z
+  .string()
+  .refine((v) => v === 'null' || /^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]+$/i.test(v), 'must be an origin like "https://host[:port]" (no path)');
+const ServerSchema = z
+  .strictObject({
+    allowed_origins: z.array(OriginSchema).default([]),
+    allowed_hosts: z.array(z.string().regex(/^[^\s/?#@]+$/, 'must be a host name, optionally with ":port"')).default([]),
+    max_connections: PositiveInt.max(1_000_000).default(SERVER_DEFAULTS.max_connections),
+    max_unauthenticated: PositiveInt.max(1_000_000).default(SERVER_DEFAULTS.max_unauthenticated),
+    auth_deadline_ms: PositiveInt.max(600_000).default(SERVER_DEFAULTS.auth_deadline_ms),
+    hello_max_bytes: z.int().min(1024).max(LIMITS.frameMaxBytes).default(SERVER_DEFAULTS.hello_max_bytes),
+  })
+  .prefault({});
+// ---- end of the server block ----
+
 export const ConfigSchema = z.strictObject({
   models: z
     .strictObject({
@@ -58,6 +81,7 @@ export const ConfigSchema = z.strictObject({
       group_commit_ms: z.int().min(0).max(1000).default(2),
     })
     .prefault({}),
+  server: ServerSchema,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

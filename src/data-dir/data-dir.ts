@@ -10,7 +10,7 @@
  *   DATA_DIR/config.json    optional configuration
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -29,11 +29,31 @@ export function resolveDataDir(explicit?: string, env: NodeJS.ProcessEnv = proce
   return explicit !== undefined && explicit !== '' ? resolve(explicit) : defaultDataDir(env);
 }
 
-/** Create the data dir (mode 0700) if missing; returns its absolute path. */
+/** Create the data dir (mode 0700) if missing, else tighten it to 0700; returns its absolute path. */
 export function ensureDataDir(dir: string): string {
   const abs = resolve(dir);
   mkdirSync(abs, { recursive: true, mode: 0o700 });
+  if ((statSync(abs).mode & 0o777) !== 0o700) chmodSync(abs, 0o700);
   return abs;
+}
+
+/** The journal's files in the data dir (the database and its WAL companions). */
+export const DATABASE_FILES = ['agentd.db', 'agentd.db-wal', 'agentd.db-shm'];
+
+/**
+ * Tighten the journal's files that exist to 0600 (a database created by an older build,
+ * or by SQLite under a lax umask, may be readable by others). SQLite creates the WAL
+ * companions with the database's mode, so later ones follow.
+ */
+export function tightenDatabaseFiles(dir: string): void {
+  for (const name of DATABASE_FILES) {
+    const path = join(dir, name);
+    try {
+      if ((statSync(path).mode & 0o777) !== 0o600) chmodSync(path, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
 }
 
 /** Write a file atomically (temp file + rename) with the given mode. */

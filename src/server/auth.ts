@@ -12,6 +12,8 @@ export interface UpgradeCredentials {
   query?: string;
   /** The Authorization header was present but not a Bearer token. */
   malformedHeader: boolean;
+  /** `?token=` appeared more than once (which one would count is ambiguous: refused). */
+  repeatedQuery?: boolean;
 }
 
 /** Read the credentials of an upgrade request. */
@@ -23,8 +25,9 @@ export function upgradeCredentials(req: IncomingMessage): UpgradeCredentials {
     if (m) creds.header = m[1]!;
     else creds.malformedHeader = true;
   }
-  const query = new URL(req.url ?? '/', 'http://localhost').searchParams.get('token');
-  if (query !== null) creds.query = query;
+  const query = new URL(req.url ?? '/', 'http://localhost').searchParams.getAll('token');
+  if (query.length > 0) creds.query = query[0]!;
+  if (query.length > 1) creds.repeatedQuery = true;
   return creds;
 }
 
@@ -47,6 +50,7 @@ export function authenticate(
 ): { ok: true } | { ok: false; message: string } {
   if (expected === null) return { ok: true };
   if (creds.malformedHeader) return { ok: false, message: 'Authorization header must be "Bearer TOKEN"' };
+  if (creds.repeatedQuery) return { ok: false, message: 'the token query parameter must be given once' };
   const presented = [creds.header, creds.query, helloToken].filter((t): t is string => t !== undefined);
   if (presented.length === 0) return { ok: false, message: 'missing token' };
   for (const t of presented) {

@@ -1,13 +1,10 @@
 /**
- * One client connection: the hello/auth handshake, frame parsing and dispatch, the
- * session subscriptions of this client, and flow control of its socket.
- *
- * Flow control: every frame is written with a completion callback. When the socket's
- * buffer passes the high-water mark the connection stops reading client frames (TCP
- * backpressure on requests) and its subscriptions stop writing live batches; once the
- * buffer falls below the low-water mark, reading resumes and blocked subscriptions are
- * caught up from the journal.
+ * One client connection as the server sees it (`ClientConnection`): its lifecycle (the
+ * hello/auth handshake under a deadline, shutdown, close), dispatch of validated frames,
+ * and the session subscriptions of this client. Sending and flow control are the
+ * outbox's (outbox.ts), receiving and its bounds the inbound side's (inbound.ts).
  */
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import {
@@ -23,10 +20,17 @@ import {
 import { AgentdError } from '../errors.js';
 import type { CommittedBatch, SessionHandle, SessionHostApi } from '../session/api.js';
 import type { UpgradeCredentials } from './auth.js';
-import { rawToString } from './frames.js';
 import { checkHello, CLOSE_PROTOCOL } from './handshake.js';
+import { Inbound, type ReceivedFrame } from './inbound.js';
 import type { ModelCatalog } from './models.js';
-import { Subscription, type Outlet } from './subscription.js';
+import { frameSocketOf, Outbox } from './outbox.js';
+import { ClientSubscription, type Outlet } from './subscription.js';
+
+/**
+ * A refused client that has not authenticated is terminated once the error and close
+ * frames are flushed, at the latest after this long (no 30 s close handshake).
+ */
+export const PRE_AUTH_CLOSE_GRACE_MS = 1000;
 
 export interface ConnectionOptions {
   host: SessionHostApi;
@@ -35,18 +39,22 @@ export interface ConnectionOptions {
   /** `server` of the welcome frame, e.g. "agentd/0.1.0". */
   serverName: string;
   logger: Logger;
-  /** Stop writing live batches above this many buffered bytes. */
+  /** Stop writing live batches (and handling requests) above this many buffered bytes. */
   highWaterMark: number;
   /** Batches read from the journal at once while catching up. */
   pageSize: number;
-  /** Close with 4400 when no hello arrives within this time. */
-  helloTimeoutMs: number;
+  /** Refuse (4400) and terminate when no valid hello arrives within this time. */
+  authDeadlineMs: number;
+  /** Most bytes a client may send before it has authenticated. */
+  preAuthMaxBytes: number;
   /** Handles one validated frame of an authenticated connection. */
-  dispatch: (conn: Connection, frame: ClientFrame) => void;
+  dispatch: (conn: ClientConnection, frame: ClientFrame) => void;
   /** Server-wide counters, shared by all connections. */
   stats: ServerStats;
   /** What `list_models` answers (absent: an `internal` error). */
   models?: ModelCatalog | undefined;
+  /** Called once when the client has authenticated (welcome sent). */
+  onAuthenticated?: (conn: ClientConnection) => void;
 }
 
 export interface ServerStats {
@@ -59,52 +67,60 @@ type State = 'hello' | 'ready' | 'closing';
 /** UTF-8 bytes of batch frames, computed once per batch object and shared by all clients. */
 const encodedFrames = new WeakMap<CommittedBatch, Buffer>();
 
-/** How often a connection with blocked subscriptions re-checks its buffer (safety net). */
-const DRAIN_POLL_MS = 100;
-
-export class Connection implements Outlet {
+export class ClientConnection implements Outlet {
   private state: State = 'hello';
   private stopping = false;
-  private readonly subs = new Map<string, Subscription>();
-  private blocked = new Set<Subscription>();
-  private readingPaused = false;
-  private helloTimer: NodeJS.Timeout | undefined;
-  private drainTimer: NodeJS.Timeout | undefined;
+  private readonly subs = new Map<string, ClientSubscription>();
+  private readonly outbox: Outbox;
+  private readonly inbound: Inbound;
+  private deadline: NodeJS.Timeout | undefined;
   readonly log: Logger;
-  readonly highWaterMark: number;
-  private readonly lowWaterMark: number;
-  private readonly onFlushed = (err?: Error): void => {
-    if (!err) this.checkDrain();
-  };
 
   constructor(
     readonly id: string,
     private readonly ws: WebSocket,
+    private readonly socket: Duplex,
     private readonly creds: UpgradeCredentials,
     readonly options: ConnectionOptions,
   ) {
     this.log = options.logger.child({ conn: id });
-    this.highWaterMark = options.highWaterMark;
-    this.lowWaterMark = Math.floor(options.highWaterMark / 2);
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    this.outbox = new Outbox(frameSocketOf(ws), options.highWaterMark);
+    this.inbound = new Inbound(ws, socket, this.outbox, {
+      preAuthMaxBytes: options.preAuthMaxBytes,
+      onFrame: (frame) => this.onFrame(frame),
+      onPreAuthOverflow: (bytes) => {
+        if (this.state !== 'hello') return;
+        this.ws.pause(); // read nothing more of it
+        this.refuse('protocol', `more than ${options.preAuthMaxBytes} bytes (${bytes}) before hello`, CLOSE_CODES.tooBig);
+      },
+    });
     ws.on('close', (code) => this.onClose(code));
     ws.on('error', (err) => this.log.debug({ err: err.message }, 'socket error'));
-    this.helloTimer = setTimeout(() => {
-      if (this.state === 'hello') this.fail('protocol', `no hello within ${options.helloTimeoutMs} ms`, CLOSE_PROTOCOL);
-    }, options.helloTimeoutMs);
-    this.helloTimer.unref();
+    this.deadline = setTimeout(() => {
+      if (this.state === 'hello') this.refuse('protocol', `no hello within ${options.authDeadlineMs} ms`, CLOSE_PROTOCOL);
+    }, options.authDeadlineMs);
+    this.deadline.unref();
   }
 
   get host(): SessionHostApi {
     return this.options.host;
   }
 
+  get highWaterMark(): number {
+    return this.outbox.highWaterMark;
+  }
+
   get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
+    return this.outbox.bufferedAmount;
   }
 
   get isOpen(): boolean {
-    return this.ws.readyState === WebSocket.OPEN;
+    return this.outbox.isOpen;
+  }
+
+  /** True once the client has authenticated (welcome sent). */
+  get authenticated(): boolean {
+    return this.state === 'ready';
   }
 
   /** Number of sessions this client is attached to. */
@@ -115,7 +131,7 @@ export class Connection implements Outlet {
   // ---------- writing ----------
 
   write(frame: string): void {
-    this.sendData(frame);
+    this.outbox.write(frame);
   }
 
   /**
@@ -130,18 +146,7 @@ export class Connection implements Outlet {
       bytes = Buffer.from(batch.frame, 'utf8');
       encodedFrames.set(batch, bytes);
     }
-    this.sendData(bytes);
-  }
-
-  /** Send a text frame; above the high-water mark, stop reading the client's frames until we drain. */
-  private sendData(data: string | Buffer): void {
-    if (!this.isOpen) return;
-    this.ws.send(data, { binary: false }, this.onFlushed);
-    if (!this.readingPaused && this.ws.bufferedAmount >= this.highWaterMark) {
-      this.readingPaused = true;
-      this.ws.pause();
-      this.armDrainTimer();
-    }
+    this.outbox.write(bytes);
   }
 
   send(frame: ServerFrame): void {
@@ -152,47 +157,19 @@ export class Connection implements Outlet {
     this.send(errorFrame(code, message, ctx));
   }
 
-  sessionStopped(sub: Subscription, reason: string): void {
+  sessionStopped(sub: ClientSubscription, reason: string): void {
     if (this.subs.get(sub.sessionId) !== sub) return;
     this.detach(sub.sessionId);
     this.sendError('stopped', reason);
   }
 
-  wantDrain(sub: Subscription): void {
-    this.blocked.add(sub);
-    this.armDrainTimer();
+  wantDrain(sub: ClientSubscription): void {
+    this.outbox.whenDrained(sub, () => this.pumpSafely(sub));
   }
 
-  private armDrainTimer(): void {
-    if (this.drainTimer) return;
-    this.drainTimer = setInterval(() => this.checkDrain(), DRAIN_POLL_MS);
-    this.drainTimer.unref();
-  }
-
-  /** Called as frames are flushed: resume reading and catch up blocked subscriptions. */
-  private checkDrain(): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    if (this.ws.bufferedAmount >= this.lowWaterMark) return;
-    if (this.readingPaused) {
-      this.readingPaused = false;
-      this.ws.resume();
-    }
-    if (this.blocked.size > 0) {
-      const subs = [...this.blocked];
-      this.blocked = new Set();
-      for (const sub of subs) {
-        if (this.ws.bufferedAmount >= this.highWaterMark) this.blocked.add(sub);
-        else this.pumpSafely(sub);
-      }
-    }
-    if (this.blocked.size === 0 && !this.readingPaused && this.drainTimer) {
-      clearInterval(this.drainTimer);
-      this.drainTimer = undefined;
-    }
-  }
-
-  private pumpSafely(sub: Subscription): void {
+  private pumpSafely(sub: ClientSubscription): void {
     if (this.stopping) return; // no journal reads while the daemon shuts down
+    if (this.subs.get(sub.sessionId) !== sub) return; // detached meanwhile
     try {
       sub.pump();
     } catch (err) {
@@ -212,7 +189,7 @@ export class Connection implements Outlet {
   attach(handle: SessionHandle, after: number, beforeStream: () => void): void {
     this.detach(handle.id);
     const stats = this.options.stats;
-    const sub = new Subscription(this.host, handle, after, this, {
+    const sub = new ClientSubscription(this.host, handle, after, this, {
       pageSize: this.options.pageSize,
       onFallBehind: () => {
         stats.fallbacks++;
@@ -229,7 +206,7 @@ export class Connection implements Outlet {
     if (!sub) return false;
     sub.close();
     this.subs.delete(sessionId);
-    this.blocked.delete(sub);
+    this.outbox.cancel(sub);
     return true;
   }
 
@@ -244,17 +221,27 @@ export class Connection implements Outlet {
 
   // ---------- reading ----------
 
-  private onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+  private onFrame(frame: ReceivedFrame): void {
     if (this.state === 'closing') return;
-    if (this.state === 'hello') {
-      this.onHello(data, isBinary);
+    if (frame.kind === 'invalid_utf8') {
+      const code = this.state === 'hello' ? 'protocol' : 'invalid_frame';
+      this.sendError(code, 'text frame is not valid UTF-8');
+      this.closeWith(CLOSE_CODES.invalidUtf8, 'invalid UTF-8');
       return;
     }
-    if (isBinary) {
+    if (this.state === 'hello') {
+      this.onHello(frame.kind === 'text' ? frame.text : null);
+      return;
+    }
+    if (frame.kind === 'binary') {
       this.sendError('invalid_frame', 'binary frames are not supported; send JSON text frames');
       return;
     }
-    const parsed = parseClientFrame(rawToString(data));
+    this.onRequest(frame.text);
+  }
+
+  private onRequest(text: string): void {
+    const parsed = parseClientFrame(text);
     if (!parsed.ok) {
       const { code, message, req_id, submission_id } = parsed.error;
       this.sendError(code, message, { req_id, submission_id });
@@ -281,25 +268,41 @@ export class Connection implements Outlet {
     }
   }
 
-  private onHello(data: WebSocket.RawData, isBinary: boolean): void {
-    const result = checkHello(isBinary ? null : rawToString(data), this.options.token, this.creds);
+  private onHello(text: string | null): void {
+    const result = checkHello(text, this.options.token, this.creds);
     if (!result.ok) {
       if (result.code === 'unauthorized') this.log.info({ reason: result.message }, 'client unauthorized');
-      this.fail(result.code, result.message, result.closeCode);
+      this.refuse(result.code, result.message, result.closeCode);
       return;
     }
-    clearTimeout(this.helloTimer);
+    clearTimeout(this.deadline);
     this.state = 'ready';
+    this.inbound.authenticated();
     this.log.info({ client: result.hello.client }, 'client connected');
     this.send({ type: 'welcome', protocol: PROTOCOL_VERSION, server: this.options.serverName });
+    this.options.onAuthenticated?.(this);
   }
 
-  /** Send an error frame, then close with `closeCode`. */
-  private fail(code: ErrorCode, message: string, closeCode: number): void {
+  /**
+   * Refuse a client that has not authenticated: an error frame and the close frame, then
+   * the socket is terminated as soon as they are flushed — no waiting for a close
+   * handshake that a client which never sent a hello may never answer.
+   */
+  private refuse(code: ErrorCode, message: string, closeCode: number): void {
     this.sendError(code, message);
+    this.closeWith(closeCode, code);
+    const terminate = (): void => this.ws.terminate();
+    this.socket.once('finish', terminate);
+    this.socket.end();
+    setTimeout(terminate, PRE_AUTH_CLOSE_GRACE_MS).unref();
+  }
+
+  /** Stop handling frames and start the close handshake with `closeCode`. */
+  private closeWith(closeCode: number, reason: string): void {
     this.state = 'closing';
-    clearTimeout(this.helloTimer);
-    this.ws.close(closeCode, code);
+    clearTimeout(this.deadline);
+    this.inbound.stop();
+    this.ws.close(closeCode, reason);
   }
 
   // ---------- lifecycle ----------
@@ -321,17 +324,15 @@ export class Connection implements Outlet {
         clearTimeout(timer);
         resolve();
       });
-      if (this.readingPaused) this.ws.resume(); // so the peer's close frame can be read
-      this.state = 'closing';
-      this.ws.close(CLOSE_CODES.goingAway, 'daemon shutting down');
+      if (this.state !== 'closing') this.closeWith(1001, 'daemon shutting down');
     });
   }
 
   private onClose(code: number): void {
     this.state = 'closing';
-    clearTimeout(this.helloTimer);
-    if (this.drainTimer) clearInterval(this.drainTimer);
-    this.drainTimer = undefined;
+    clearTimeout(this.deadline);
+    this.inbound.stop();
+    this.outbox.close();
     for (const id of [...this.subs.keys()]) this.detach(id);
     this.log.info({ code }, 'client disconnected');
   }

@@ -1,30 +1,26 @@
 /** Handlers of the authenticated client frames (protocol.md "Client → server frames"). */
 import {
   LIMITS,
-  encodeHistoryFrame,
   type AdmissionOutcome,
   type Attach,
   type ClientFrame,
   type CreateSession,
   type Detach,
   type History,
+  type ListModels,
   type ListSessions,
   type Submit,
 } from '../../protocol/index.js';
-import type { Connection } from './connection.js';
-import { listModels } from './models.js';
+import type { ClientConnection } from './connection.js';
+import { modelsAnswer } from './models.js';
+import { historyPage, readHistory, sessionsPage } from './pages.js';
 
-/**
- * A history answer carries at most this many bytes of batches (but at least one batch),
- * so answers stay below the 4 MiB frame limit clients are likely to enforce.
- */
-export const HISTORY_MAX_BYTES = 3 * 1024 * 1024;
 
 /**
  * Handle one validated frame. Handlers may throw AgentdError; the connection turns it
  * into an error frame echoing the frame's req_id / submission_id.
  */
-export function dispatchFrame(conn: Connection, frame: ClientFrame): void {
+export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void {
   switch (frame.type) {
     case 'hello':
       conn.sendError('invalid_frame', 'hello was already received on this connection');
@@ -42,26 +38,37 @@ export function dispatchFrame(conn: Connection, frame: ClientFrame): void {
     case 'submit':
       return submit(conn, frame);
     case 'list_models':
-      return listModels(conn, frame, conn.options.models);
+      return listModels(conn, frame);
   }
 }
 
-function createSession(conn: Connection, frame: CreateSession): void {
+function listModels(conn: ClientConnection, frame: ListModels): void {
+  const answer = modelsAnswer(frame, conn.options.models);
+  if (answer === null) conn.sendError('internal', 'this server was started without a model catalog', { req_id: frame.req_id });
+  else conn.send(answer);
+}
+
+function createSession(conn: ClientConnection, frame: CreateSession): void {
   const session = conn.host.create(frame.config);
   conn.log.info({ session_id: session.session_id }, 'session created');
   conn.send({ type: 'session_created', req_id: frame.req_id, session });
 }
 
-function listSessions(conn: Connection, frame: ListSessions): void {
-  const page = conn.host.list({ limit: frame.limit ?? LIMITS.listSessionsDefault, before: frame.before });
-  conn.send({ type: 'sessions', req_id: frame.req_id, sessions: page.sessions, next_before: page.next_before });
+function listSessions(conn: ClientConnection, frame: ListSessions): void {
+  const listed = conn.host.list({ limit: frame.limit ?? LIMITS.listSessionsDefault, before: frame.before });
+  // Cut to the frame limit by encoded bytes; next_before continues after the cut.
+  const page = sessionsPage(frame.req_id, listed.sessions, listed.next_before);
+  if (page.left_out.length > 0) {
+    conn.log.warn({ sessions: page.left_out }, 'descriptor larger than a frame left out of list_sessions');
+  }
+  conn.write(page.text);
 }
 
-function unknownSession(conn: Connection, sessionId: string, ctx: { req_id?: string; submission_id?: string }): void {
+function unknownSession(conn: ClientConnection, sessionId: string, ctx: { req_id?: string; submission_id?: string }): void {
   conn.sendError('unknown_session', `no session ${sessionId}`, ctx);
 }
 
-function attach(conn: Connection, frame: Attach): void {
+function attach(conn: ClientConnection, frame: Attach): void {
   const handle = conn.host.open(frame.session_id);
   if (!handle) return unknownSession(conn, frame.session_id, { req_id: frame.req_id });
   // From here to conn.attach (which subscribes) everything is synchronous: no commit
@@ -93,32 +100,31 @@ function attach(conn: Connection, frame: Attach): void {
   );
 }
 
-function detach(conn: Connection, frame: Detach): void {
+function detach(conn: ClientConnection, frame: Detach): void {
   conn.detach(frame.session_id);
   conn.send({ type: 'detached', req_id: frame.req_id, session_id: frame.session_id });
 }
 
-function history(conn: Connection, frame: History): void {
-  const batches = conn.host.readBefore(frame.session_id, frame.before_sequence, frame.limit ?? LIMITS.historyDefault);
+function history(conn: ClientConnection, frame: History): void {
+  const batches = readHistory(conn.host, frame.session_id, frame.before_sequence, frame.limit ?? LIMITS.historyDefault);
   if (batches.length === 0 && !conn.host.open(frame.session_id)) {
     return unknownSession(conn, frame.session_id, { req_id: frame.req_id });
   }
-  // Keep the newest batches that fit in HISTORY_MAX_BYTES (always at least one).
-  let start = batches.length;
-  let bytes = 0;
-  while (start > 0) {
-    const size = batches[start - 1]!.frame.length;
-    if (start < batches.length && bytes + size > HISTORY_MAX_BYTES) break;
-    bytes += size;
-    start--;
+  // The newest batches that fit in one frame; next_before_sequence continues before them.
+  const page = historyPage(frame.req_id, frame.session_id, batches);
+  if (!page.ok) {
+    conn.sendError(
+      'internal',
+      `batch ${page.sequence} of session ${frame.session_id} is too large for a history answer; ` +
+        `attach with after_sequence ${page.sequence - 1} to receive it`,
+      { req_id: frame.req_id },
+    );
+    return;
   }
-  const kept = start === 0 ? batches : batches.slice(start);
-  const oldest = kept[0]?.sequence;
-  const next = oldest !== undefined && oldest > 1 ? oldest : null;
-  conn.write(encodeHistoryFrame(frame.req_id, frame.session_id, kept.map((b) => b.frame), next));
+  conn.write(page.text);
 }
 
-function submit(conn: Connection, frame: Submit): void {
+function submit(conn: ClientConnection, frame: Submit): void {
   const sessionId = frame.session_id;
   const submissionId = frame.submission.id;
   const handle = conn.host.open(sessionId);

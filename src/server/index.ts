@@ -1,18 +1,24 @@
 /**
  * The daemon's network front: one HTTP server carrying /healthz and the protocol v1
- * WebSocket endpoint at /v1 (protocol.md).
+ * WebSocket endpoint at /v1 (protocol.md). `startServer` wires the parts: the listener,
+ * the admission of requests (limits, request-guard.ts), upgrades (upgrade.ts) and the
+ * registry of connections (registry.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { LIMITS, type ClientFrame } from '../../protocol/index.js';
+import { SERVER_DEFAULTS } from '../config/config.js';
 import type { SessionHostApi } from '../session/api.js';
-import { upgradeCredentials } from './auth.js';
-import { Connection, type ServerStats } from './connection.js';
+import type { ClientConnection, ConnectionOptions, ServerStats } from './connection.js';
 import { dispatchFrame } from './handlers.js';
-import { httpHandler, isProtocolPath, rejectUpgrade } from './http.js';
+import { healthReport } from './health.js';
+import { httpHandler, pathOf, type Admit, type HttpRoute } from './http.js';
 import type { ModelCatalog } from './models.js';
+import { ConnectionRegistry } from './registry.js';
+import { checkRequest } from './request-guard.js';
+import { upgradeHandler } from './upgrade.js';
 import { defaultWebRoot, loadWebAssets, webHandler } from './web.js';
 
 export { isLoopbackHost } from './auth.js';
@@ -32,16 +38,28 @@ export interface ServerOptions {
   highWaterMark?: number;
   /** Batches read from the journal at once while catching a client up (default 64). */
   pageSize?: number;
-  /** Close connections that send no hello within this time (default 10 s). */
+  /** Refuse and terminate connections that send no valid hello within this time (server.auth_deadline_ms). */
   helloTimeoutMs?: number;
+  /** Most bytes a client may send before its hello is accepted (server.hello_max_bytes). */
+  helloMaxBytes?: number;
+  /** Most TCP connections at once (server.max_connections). */
+  maxConnections?: number;
+  /** Most WebSocket clients not yet authenticated (server.max_unauthenticated). */
+  maxUnauthenticated?: number;
+  /** Extra names (`name` or `name:port`) the daemon answers to (Host check). */
+  allowedHosts?: readonly string[];
+  /** Extra origins allowed to open WebSockets (Origin check). */
+  allowedOrigins?: readonly string[];
   /** Extra fields of the /healthz answer (e.g. resident sessions). */
   health?: () => Record<string, unknown>;
+  /** More HTTP routes, behind the same admission as every request. */
+  routes?: readonly HttpRoute[];
   /** What `list_models` answers (the configured routes). */
   models?: ModelCatalog;
   /** Directory of the built web UI (default: dist/web of this package); null serves none. */
   webRoot?: string | null;
   /** Frame dispatcher (default: the protocol v1 handlers). */
-  dispatch?: (conn: Connection, frame: ClientFrame) => void;
+  dispatch?: (conn: ClientConnection, frame: ClientFrame) => void;
 }
 
 export interface AgentdServer {
@@ -50,7 +68,7 @@ export interface AgentdServer {
   /** `ws://HOST:PORT` (without the /v1 path). */
   readonly url: string;
   /** Open client connections. */
-  connections(): readonly Connection[];
+  connections(): readonly ClientConnection[];
   /** Stop accepting connections; further frames on open ones are answered `stopped`. */
   stopAccepting(): void;
   /** Close every connection (after flushing what is queued), then the listener. */
@@ -66,53 +84,59 @@ export function wsUrl(host: string, port: number): string {
   return `ws://${h}:${port}`;
 }
 
+/** Listen on `host:port`; resolves with the bound port. */
+function listen(http: Server, host: string, port: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    http.once('error', onError);
+    http.listen(port, host, () => {
+      http.off('error', onError);
+      resolve((http.address() as AddressInfo).port);
+    });
+  });
+}
+
 export async function startServer(options: ServerOptions): Promise<AgentdServer> {
   const log = options.logger;
-  const conns = new Set<Connection>();
-  let nextConnId = 1;
   let accepting = true;
   const startedAt = Date.now();
-
-  const health = (): Record<string, unknown> => {
-    const mem = process.memoryUsage();
-    let bufferedMax = 0;
-    let bufferedTotal = 0;
-    let attached = 0;
-    let behind = 0;
-    for (const c of conns) {
-      bufferedMax = Math.max(bufferedMax, c.bufferedAmount);
-      bufferedTotal += c.bufferedAmount;
-      for (const s of c.streams()) {
-        attached++;
-        if (!s.live) behind++;
-      }
-    }
-    return {
-      ...options.health?.(),
-      connections: conns.size,
-      attachments: attached,
-      attachments_catching_up: behind,
-      stream_fallbacks_total: stats.fallbacks,
-      buffered_bytes_max: bufferedMax,
-      buffered_bytes_total: bufferedTotal,
-      rss_bytes: mem.rss,
-      heap_used_bytes: mem.heapUsed,
-      uptime_ms: Date.now() - startedAt,
-      pid: process.pid,
-    };
+  const stats: ServerStats = { fallbacks: 0 };
+  const registry = new ConnectionRegistry({
+    maxConnections: options.maxConnections ?? SERVER_DEFAULTS.max_connections,
+    maxUnauthenticated: options.maxUnauthenticated ?? SERVER_DEFAULTS.max_unauthenticated,
+  });
+  let port = 0; // known once listening; no request is served before
+  const admit: Admit = (req, upgrade) => {
+    const overLimit = registry.refusal(req.socket as Socket, upgrade);
+    if (overLimit !== null) return { status: 503, reason: overLimit };
+    return checkRequest(req, {
+      bindHost: options.host,
+      port,
+      allowedHosts: options.allowedHosts ?? [],
+      allowedOrigins: options.allowedOrigins ?? [],
+    });
   };
 
-  const webRoot = options.webRoot === undefined ? defaultWebRoot() : options.webRoot;
-  const http: Server = createServer(httpHandler(health, webRoot === null ? undefined : webHandler(loadWebAssets(webRoot))));
+  const health = (): Record<string, unknown> => healthReport(registry, stats, startedAt, options.health?.());
+  const authDeadlineMs = options.helloTimeoutMs ?? SERVER_DEFAULTS.auth_deadline_ms;
+  // An HTTP socket idle for the auth deadline (one that never sends a request, or a slow
+  // request head) is destroyed, so idle raw sockets cannot hold connection slots; an
+  // upgraded socket has no idle timeout (ws clears it).
+  const http: Server = createServer(
+    { headersTimeout: authDeadlineMs, requestTimeout: Math.max(30_000, authDeadlineMs), connectionsCheckingInterval: 1000 },
+    httpHandler(admit, health, [...(options.routes ?? []), ...webRoutes(options.webRoot)]),
+  );
+  http.setTimeout(authDeadlineMs);
+  http.on('connection', (socket: Socket) => registry.addSocket(socket));
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: LIMITS.frameMaxBytes,
     perMessageDeflate: false,
     clientTracking: false,
+    // Checked by the connection (inbound.ts), which answers a typed error before the 1007 close.
+    skipUTF8Validation: true,
   });
-
-  const stats: ServerStats = { fallbacks: 0 };
-  const connOptions = {
+  const connection: ConnectionOptions = {
     stats,
     host: options.sessions,
     token: options.token,
@@ -120,52 +144,41 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     logger: log,
     highWaterMark: options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
-    helloTimeoutMs: options.helloTimeoutMs ?? LIMITS.helloTimeoutMs,
+    authDeadlineMs,
+    preAuthMaxBytes: options.helloMaxBytes ?? SERVER_DEFAULTS.hello_max_bytes,
     dispatch: options.dispatch ?? dispatchFrame,
     models: options.models,
   };
+  http.on('upgrade', upgradeHandler({ wss, registry, admit, accepting: () => accepting, connection }));
 
-  http.on('upgrade', (req, socket: Socket, head) => {
-    if (!accepting) return rejectUpgrade(socket, 503, 'Service Unavailable');
-    if (!isProtocolPath(req)) return rejectUpgrade(socket, 404, 'Not Found');
-    socket.setKeepAlive(true, 30_000);
-    const creds = upgradeCredentials(req);
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new Connection(`c${nextConnId++}`, ws, creds, connOptions);
-      conns.add(conn);
-      ws.on('close', () => conns.delete(conn));
-      conn.log.debug({ remote: req.socket.remoteAddress }, 'socket opened');
-    });
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    http.once('error', onError);
-    http.listen(options.port, options.host, () => {
-      http.off('error', onError);
-      resolve();
-    });
-  });
+  port = await listen(http, options.host, options.port);
   http.on('error', (err) => log.error({ err }, 'http server error'));
-  const port = (http.address() as AddressInfo).port;
 
   const stopAccepting = (): void => {
     if (!accepting) return;
     accepting = false;
     http.close();
-    for (const c of conns) c.beginShutdown();
+    for (const c of registry.connections()) c.beginShutdown();
   };
 
   return {
     port,
     url: wsUrl(options.host, port),
-    connections: () => [...conns],
+    connections: () => registry.connections(),
     stopAccepting,
     async close(timeoutMs = 2000) {
       stopAccepting();
-      await Promise.all([...conns].map((c) => c.close(timeoutMs)));
+      await Promise.all(registry.connections().map((c) => c.close(timeoutMs)));
       http.closeAllConnections();
       wss.close();
     },
   };
+}
+
+/** The browser UI's route (runtime.md §15), behind the same Host/Origin admission as every request. */
+function webRoutes(webRoot: string | null | undefined): HttpRoute[] {
+  const root = webRoot === undefined ? defaultWebRoot() : webRoot;
+  if (root === null) return [];
+  const serve = webHandler(loadWebAssets(root));
+  return [(req, res) => serve(req, res, pathOf(req))];
 }

@@ -4,7 +4,6 @@
  * server does not read configuration itself.
  */
 import type { ListModels, ModelsFrame, RouteInfo } from '../../protocol/index.js';
-import type { Connection } from './connection.js';
 
 /** What `list_models` answers, without the request id. */
 export interface ModelCatalog {
@@ -35,12 +34,7 @@ export function modelCatalog(defaultRoute: string, routes: Iterable<CatalogRoute
   };
 }
 
-/** Answer `list_models`; a server started without a catalog says so with an `internal` error. */
-export function listModels(conn: Connection, frame: ListModels, catalog: ModelCatalog | undefined): void {
-  if (!catalog) {
-    conn.sendError('internal', 'this server was started without a model catalog', { req_id: frame.req_id });
-    return;
-  }
-  const answer: ModelsFrame = { type: 'models', req_id: frame.req_id, ...catalog };
-  conn.send(answer);
+/** The `models` answer to `list_models`, or null for a server started without a catalog. */
+export function modelsAnswer(frame: ListModels, catalog: ModelCatalog | undefined): ModelsFrame | null {
+  return catalog ? { type: 'models', req_id: frame.req_id, ...catalog } : null;
 }

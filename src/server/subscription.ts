@@ -1,5 +1,6 @@
 /**
- * Fan-out of one session's committed batches to one connection, with flow control.
+ * Fan-out of one session's committed batches to one client connection, with flow control
+ * (`ClientSubscription`: the server side's subscription of a client to a session).
  *
  * A subscription is either *live* (each committed batch is written to the socket as it
  * is delivered by SessionHandle.subscribe) or *catching up* (batches are read from the
@@ -24,9 +25,9 @@ export interface Outlet {
   /** Write one committed batch (its pre-serialized frame). */
   writeBatch(batch: CommittedBatch): void;
   /** This subscription is blocked on a full buffer: call pump() when it drains. */
-  wantDrain(sub: Subscription): void;
+  wantDrain(sub: ClientSubscription): void;
   /** The session stopped itself: this subscription will get nothing more. */
-  sessionStopped(sub: Subscription, reason: string): void;
+  sessionStopped(sub: ClientSubscription, reason: string): void;
 }
 
 export interface SubscriptionOptions {
@@ -42,7 +43,7 @@ const DEFAULT_PAGE_BYTES = 1024 * 1024;
 
 export type PumpResult = 'live' | 'blocked' | 'closed';
 
-export class Subscription {
+export class ClientSubscription {
   private lastSent: number;
   private live = false;
   /** Batches to read next time; shrinks when batches are big. */

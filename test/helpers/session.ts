@@ -50,6 +50,13 @@ export function cleanup(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
+/** Close a harness and remove its data dir (for afterEach); no-op for undefined. */
+export async function disposeHarness(h: Harness | undefined): Promise<void> {
+  if (!h) return;
+  await h.close();
+  cleanup(h.dir);
+}
+
 /** Records every batch a session commits, with helpers to wait for events. */
 export class Watcher {
   readonly batches: CommittedBatch[] = [];
