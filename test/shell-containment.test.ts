@@ -6,7 +6,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { cgroupContainment, type Containment, processTreeContainment } from '../src/tools/contain.js';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { cgroupContainment, type Containment, ownCgroupDir, processTreeContainment } from '../src/tools/contain.js';
 import { createShellTool, type ShellToolset } from '../src/tools/shell.js';
 import { cleanup, tempDir } from './helpers/session.js';
 
@@ -154,8 +156,23 @@ for (const [kind, make] of kinds) {
   });
 }
 
-test('cgroup containment is used where the daemon may create cgroups (root in CI)', () => {
-  const c = cgroupContainment();
-  if (process.getuid?.() === 0 && existsSync('/sys/fs/cgroup/unified/cgroup.procs')) expect(c?.kind).toBe('cgroup');
-  c?.dispose();
+test('cgroup containment is used where the daemon may create cgroups (root with cgroup v2, as in CI)', () => {
+  if (process.getuid?.() === 0 && ownCgroupDir() !== null) expect(made.map((c) => c.kind)).toContain('cgroup');
+});
+
+test.runIf(made.some((c) => c.kind === 'cgroup'))("a start kills the shell processes a daemon killed with kill -9 left in its cgroups", async () => {
+  // A pid that is gone: a process that ran and exited.
+  const dead = spawnSync('/bin/true').pid;
+  const parent = join(ownCgroupDir()!, `agentd-${dead}-1`);
+  mkdirSync(join(parent, 'call-1'), { recursive: true });
+  const orphan = spawn('/bin/sh', ['-c', 'echo 0 > "$1/cgroup.procs" && exec sleep 30', 'orphan', join(parent, 'call-1')], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  await waitFor(() => readFileSync(join(parent, 'call-1', 'cgroup.procs'), 'utf8').trim() === String(orphan.pid));
+  cgroupContainment()?.dispose();
+  await waitFor(() => !alive(orphan.pid!));
+  // Removed then, or (if it was still emptying) by the start after.
+  if (existsSync(parent)) cgroupContainment()?.dispose();
+  expect(existsSync(parent)).toBe(false);
 });

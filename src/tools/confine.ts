@@ -104,10 +104,10 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
     return null;
   };
   const isLink = async (name: string) => (await lstat(at(dir, name)).catch(() => null))?.isSymbolicLink() ?? false;
+  let name: string | null = null;
+  let handle: FileHandle | null = null;
+  let created = false;
   try {
-    let name: string | null = null;
-    let handle: FileHandle | null = null;
-    let created = false;
     while (pending.length > 0) {
       const c = pending.pop()!;
       if (c === '..') {
@@ -176,7 +176,8 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
     }
     const refuse = async (reason: string): Promise<Confined> => {
       if (created) await unlink(at(dir, name!)).catch(() => {});
-      await handle!.close();
+      await handle?.close();
+      handle = null;
       return { ok: false, reason };
     };
     const real = await readlink(`/proc/self/fd/${handle.fd}`);
@@ -184,8 +185,11 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
     if (guard && (await guard.isProtected(dir, name, handle))) {
       return await refuse(`${path} is one of the daemon's own files (token, journal, configuration); it is never opened by a tool`);
     }
-    return { ok: true, opened: { handle, real, created } };
+    const opened = { handle, real, created };
+    handle = null; // handed over to the caller
+    return { ok: true, opened };
   } catch (err) {
+    await handle?.close().catch(() => {});
     return { ok: false, reason: (err as Error).message, ...(errno(err) && { code: errno(err)! }) };
   } finally {
     if (dir !== rootFd) await dir.close().catch(() => {});

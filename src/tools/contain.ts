@@ -47,7 +47,7 @@ let sequence = 0;
 // ---- cgroup v2 ---------------------------------------------------------------------------
 
 /** The daemon's own cgroup v2 directory, or null when there is none. */
-function ownCgroupDir(): string | null {
+export function ownCgroupDir(): string | null {
   try {
     const line = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'));
     if (!line) return null;
