@@ -10,27 +10,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { cgroupContainment, type Containment, ownCgroupDir, processTreeContainment } from '../src/tools/contain.js';
 import { createShellTool, type ShellToolset } from '../src/tools/shell.js';
+import { alive, waitUntil as waitFor } from './helpers/process.js';
 import { cleanup, tempDir } from './helpers/session.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Alive and not a zombie (an orphan's zombie waits for init to reap it). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await sleep(10);
-  }
-}
 
 /** Pids written by the command into `names` (files in cwd), once all are there. */
 async function pids(cwd: string, names: string[]): Promise<number[]> {

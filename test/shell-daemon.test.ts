@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { connect, type TestClient } from './helpers/client.js';
 import { startDaemon, type Daemon } from './helpers/daemon.js';
+import { alive, waitUntil } from './helpers/process.js';
 import { cleanup, tempDir } from './helpers/session.js';
 
 const daemons: Daemon[] = [];
@@ -18,15 +19,6 @@ afterEach(async () => {
   for (const d of daemons.splice(0)) await d.stop('SIGKILL').catch(() => {});
   dirs.splice(0).forEach(cleanup);
 });
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
-  } catch {
-    return false;
-  }
-}
 
 async function session(config: object, env: Record<string, string> = {}) {
   const d = await startDaemon({ config: { approval_policy: 'auto', ...config }, env });
@@ -50,11 +42,7 @@ test('SIGTERM to the daemon kills every process of a running command, setsid and
       "(sh -c 'echo $$ > double.pid; exec sleep 41' &); " +
       "nohup sh -c 'echo $$ > nohup.pid; exec sleep 42' > /dev/null 2>&1 & sleep 40",
   );
-  const until = Date.now() + 10_000;
-  while (!files.every((f) => existsSync(join(cwd, f)) && readFileSync(join(cwd, f), 'utf8').endsWith('\n'))) {
-    if (Date.now() > until) throw new Error('the command did not start');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitUntil(() => files.every((f) => existsSync(join(cwd, f)) && readFileSync(join(cwd, f), 'utf8').endsWith('\n')), 10_000, 'the command');
   const pids = files.map((f) => Number(readFileSync(join(cwd, f), 'utf8')));
   expect(pids.every(alive)).toBe(true);
   expect(await d.stop('SIGTERM')).toBe(0);
