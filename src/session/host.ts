@@ -65,6 +65,7 @@ export class SessionHost implements SessionHostApi {
     this.journal = new Journal(join(options.dataDir, 'agentd.db'), { synchronous: options.config.journal.synchronous });
     this.routes = resolveRoutes(options.config);
     this.toolset = createTools(options.config, { dataDir: options.dataDir });
+    options.logger?.info({ containment: this.toolset.containment }, 'shell commands run contained');
   }
 
   /** Open the data dir's journal and recover every session with unfinished work. */

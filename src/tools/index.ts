@@ -4,6 +4,7 @@
  * owns it and closes it at shutdown.
  */
 import type { Config } from '../config/config.js';
+import type { ContainmentKind } from './contain.js';
 import { shellEnvPolicy } from './env.js';
 import { createFileTools } from './files.js';
 import { createShellTool } from './shell.js';
@@ -11,6 +12,8 @@ import type { Tool } from './types.js';
 
 export interface Toolset {
   tools: Map<string, Tool>;
+  /** How shell calls' processes are contained here (see contain.ts). */
+  containment: ContainmentKind;
   /** End every running tool process and wait until all are gone. */
   close(): Promise<void>;
 }
@@ -27,5 +30,5 @@ export function createTools(config: Config, options: ToolsetOptions): Toolset {
     env: shellEnvPolicy(config),
   });
   const tools: Tool[] = [shell.tool, ...createFileTools({ dataDir: options.dataDir })];
-  return { tools: new Map(tools.map((t) => [t.spec.name, t])), close: () => shell.close() };
+  return { tools: new Map(tools.map((t) => [t.spec.name, t])), containment: shell.containment.kind, close: () => shell.close() };
 }
