@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolveInside } from '../src/tools/confine.js';
+import { openInside } from '../src/tools/confine.js';
 import { fileTools, listDirTool, READ_FILE_CAP_BYTES, readFileTool, writeFileTool } from '../src/tools/files.js';
 import type { ToolContext } from '../src/tools/types.js';
 
@@ -122,11 +122,16 @@ describe('confinement', () => {
     expect(await readFileTool.run({ path: 'alias/f.txt' }, ctx)).toEqual({ status: 'ok', output: 'inside' });
   });
 
-  it('resolveInside returns real paths and reasons', () => {
-    expect(resolveInside(cwd, 'a/b')).toEqual({ ok: true, path: join(realpathSync(cwd), 'a/b') });
-    expect(resolveInside(cwd, '.')).toEqual({ ok: true, path: realpathSync(cwd) });
-    expect(resolveInside(cwd, 'a/../../x').ok).toBe(false);
-    expect(resolveInside(cwd, '').ok).toBe(false);
-    expect(resolveInside(cwd, 'a\0b').ok).toBe(false);
+  it('openInside opens real paths inside and gives reasons outside', async () => {
+    mkdirSync(join(cwd, 'a/b'), { recursive: true });
+    const inside = await openInside(cwd, 'a/b', 'dir');
+    expect(inside.ok && inside.opened.real).toBe(join(realpathSync(cwd), 'a/b'));
+    if (inside.ok) await inside.opened.handle.close();
+    const root = await openInside(cwd, '.', 'dir');
+    expect(root.ok && root.opened.real).toBe(realpathSync(cwd));
+    if (root.ok) await root.opened.handle.close();
+    expect((await openInside(cwd, 'a/../../x', 'read')).ok).toBe(false);
+    expect((await openInside(cwd, '', 'read')).ok).toBe(false);
+    expect((await openInside(cwd, 'a\0b', 'read')).ok).toBe(false);
   });
 });

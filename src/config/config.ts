@@ -46,6 +46,20 @@ const ServerSchema = z
   .prefault({});
 // ---- end of the server block ----
 
+/** Tools' configuration (engineer "tools"): the shell's environment (src/tools/env.ts). */
+const ToolsSchema = z
+  .strictObject({
+    shell: z
+      .strictObject({
+        /** Variables set for every shell command (they win over inherited ones). */
+        env: z.record(z.string().regex(/^[^=\0]+$/, 'variable names must not contain "=" or NUL'), z.string()).default({}),
+        /** "minimal" (the allowlist), "all" (the daemon's environment), or the allowlist plus these names. */
+        inherit_env: z.union([z.enum(['minimal', 'all']), z.array(z.string().min(1))]).default('minimal'),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
 export const ConfigSchema = z.strictObject({
   models: z
     .strictObject({
@@ -82,6 +96,7 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   server: ServerSchema,
+  tools: ToolsSchema,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

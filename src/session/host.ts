@@ -13,9 +13,7 @@ import { AgentdError } from '../errors.js';
 import { Journal } from '../journal/journal.js';
 import { createModelClient } from '../model/registry.js';
 import type { ModelClient, ModelRoute } from '../model/types.js';
-import { createTools } from '../tools/index.js';
-import { reapShellProcesses } from '../tools/shell.js';
-import type { Tool } from '../tools/types.js';
+import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
 import { eventEntry } from './event_fit.js';
@@ -62,7 +60,7 @@ export class SessionHost implements SessionHostApi {
   private readonly sessions = new Map<string, Session>();
   private readonly evictTimers = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
   private readonly routes: Map<string, ModelRoute>;
-  private readonly tools: Map<string, Tool>;
+  private readonly toolset: Toolset;
   /** Sessions whose actor stopped itself with its turn open, and why (until it is next hydrated). */
   private readonly faults = new Map<string, FaultCause>();
   private closed = false;
@@ -71,7 +69,8 @@ export class SessionHost implements SessionHostApi {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     this.journal = new Journal(join(options.dataDir, 'agentd.db'), { synchronous: options.config.journal.synchronous });
     this.routes = resolveRoutes(options.config);
-    this.tools = createTools(options.config);
+    this.toolset = createTools(options.config, { dataDir: options.dataDir });
+    options.logger?.info({ containment: this.toolset.containment }, 'shell commands run contained');
   }
 
   /** Open the data dir's journal and recover every session with unfinished work. */
@@ -225,8 +224,8 @@ export class SessionHost implements SessionHostApi {
     for (const session of this.sessions.values()) session.stop();
     this.sessions.clear();
     this.journal.close();
-    // Stopping sent TERM to running shell commands; make sure none outlives the daemon.
-    await reapShellProcesses();
+    // Stopping sent TERM to running tool processes; make sure none outlives the daemon.
+    await this.toolset.close();
   }
 
   private hydrate(state: SessionState, headSequence: number, created?: { at: number; change: ReturnType<Tx['toChange']> }): Session {
@@ -243,7 +242,7 @@ export class SessionHost implements SessionHostApi {
       deps: {
         config,
         routes: this.routes,
-        tools: this.tools,
+        tools: this.toolset.tools,
         modelClient: this.options.modelClient ?? createModelClient,
         newId: (prefix) => `${prefix}_${nanoid()}`,
       },

@@ -1,61 +1,198 @@
 /**
- * Path confinement for the file tools: a path the model names must stay inside the
- * session's working directory, lexically (`..`, absolute paths) and physically
- * (symlinks are resolved with realpath, also for the nearest existing parent of a path
- * that does not exist yet).
+ * Race-free path confinement for the file tools: a path the model names is opened inside
+ * the session's working directory one component at a time, each relative to the directory
+ * descriptor opened before it (`/proc/self/fd/N/NAME`) and with O_NOFOLLOW, so the kernel
+ * never follows a link we did not check. A symbolic link is read and its target walked the
+ * same way (an absolute one only if it lies inside the root); `..` never climbs above the
+ * root. The opened descriptor's real path (/proc/self/fd/N) is checked once more, so a
+ * directory renamed out of the root mid-walk is refused too. Opening never blocks
+ * (O_NONBLOCK: FIFOs, devices) and only regular files (or directories for listing) are
+ * accepted. Paths are capped at MAX_PATH_BYTES and walked in linear time. Linux only.
  */
-import { lstatSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, readlink, realpath, unlink } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 
-export type Confined = { ok: true; path: string } | { ok: false; reason: string };
+/** Longest path argument accepted, in UTF-8 bytes (Linux PATH_MAX). */
+export const MAX_PATH_BYTES = 4096;
+/** Symbolic links followed in one path at most (as the kernel's MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = constants;
+const DIR_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK;
+
+/** What the caller wants to open: a file to read, a file to write (parents created), a directory. */
+export type OpenMode = 'read' | 'write' | 'dir';
+
+/** The daemon's files a tool must never open, even inside a session's cwd. */
+export interface Protected {
+  /** True when the file opened as `name` in directory `dir` is one of the daemon's own. */
+  isProtected(dir: FileHandle, name: string, file: FileHandle): Promise<boolean>;
+}
+
+export interface Opened {
+  handle: FileHandle;
+  /** The descriptor's real path (inside the root). */
+  real: string;
+  /** Whether write mode created the file. */
+  created: boolean;
+}
+
+export type Confined = { ok: true; opened: Opened } | { ok: false; reason: string; code?: string };
 
 /** True when `child` is `root` or lies below it (both absolute, normalised). */
-function within(root: string, child: string): boolean {
+export function within(root: string, child: string): boolean {
   const rel = relative(root, child);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
+const at = (dir: FileHandle, name: string) => `/proc/self/fd/${dir.fd}/${name}`;
+const errno = (err: unknown) => (err as NodeJS.ErrnoException)?.code;
+
+/** Components of `abs` below the root (spelled as `cwd` or as its real path), or null when outside. */
+function below(cwd: string, root: string, abs: string): string[] | null {
+  const base = within(root, abs) ? root : within(resolve(cwd), abs) ? resolve(cwd) : null;
+  if (base === null) return null;
+  return relative(base, abs).split(sep).filter((c) => c !== '' && c !== '.');
+}
+
 /**
- * Resolves `path` (relative to `cwd`, or absolute) to a real absolute path inside `cwd`.
- * The returned path has every existing component resolved through realpath; components
- * that do not exist yet are appended unchanged. Never throws.
+ * Open `path` (relative to `cwd`, or absolute inside it) for `mode`. Never throws for a
+ * refusal or an I/O failure: those come back as `{ok: false}` with a reason (and the errno
+ * code when there is one). The caller closes the handle.
  */
-export function resolveInside(cwd: string, path: string): Confined {
+export async function openInside(cwd: string, path: unknown, mode: OpenMode, guard?: Protected): Promise<Confined> {
   if (typeof path !== 'string' || path === '') return { ok: false, reason: 'path must be a non-empty string' };
   if (path.includes('\0')) return { ok: false, reason: 'path must not contain NUL bytes' };
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) return { ok: false, reason: `path is longer than ${MAX_PATH_BYTES} bytes` };
   let root: string;
+  let rootFd: FileHandle;
   try {
-    root = realpathSync(cwd);
+    root = await realpath(cwd);
+    rootFd = await open(root, DIR_FLAGS);
   } catch {
     return { ok: false, reason: `the working directory ${cwd} does not exist` };
   }
-  const outside = { ok: false, reason: `${path} is outside the working directory; only paths inside ${cwd} are allowed` } as const;
-  const lexical = resolve(cwd, path);
-  // An absolute path may name cwd by its symlinked or its real spelling.
-  if (!within(resolve(cwd), lexical) && !within(root, lexical)) return outside;
-
-  // Walk up to the nearest existing component and resolve it physically.
-  const tail: string[] = [];
-  let probe = lexical;
-  for (;;) {
-    let exists = true;
-    try {
-      lstatSync(probe);
-    } catch {
-      exists = false;
+  const parts = below(cwd, root, resolve(cwd, path));
+  if (!parts) {
+    await rootFd.close();
+    return { ok: false, reason: `${path} is outside the working directory; only paths inside ${cwd} are allowed` };
+  }
+  const viaLink = { ok: false, reason: `${path} resolves (through a symbolic link) outside the working directory` } as const;
+  // Components still to walk, last first (a link's target is pushed in front in O(1) per component).
+  const pending = parts.reverse();
+  let dir = rootFd;
+  let depth = 0; // components of `dir` below the root
+  let links = 0;
+  const enter = async (next: FileHandle) => {
+    if (dir !== rootFd) await dir.close();
+    dir = next;
+  };
+  /** Replace the link at `dir/name` by its target's components; a reason when it may not be followed. */
+  const follow = async (name: string): Promise<string | null> => {
+    if (++links > MAX_LINKS) return `${path}: too many levels of symbolic links`;
+    const target = await readlink(at(dir, name));
+    if (isAbsolute(target)) {
+      const inside = below(cwd, root, resolve(target));
+      if (!inside) return viaLink.reason;
+      await enter(rootFd);
+      depth = 0;
+      pending.push(...inside.reverse());
+    } else {
+      pending.push(...target.split('/').filter((c) => c !== '' && c !== '.').reverse());
     }
-    if (exists) break;
-    const parent = dirname(probe);
-    if (parent === probe) return outside;
-    tail.unshift(basename(probe));
-    probe = parent;
-  }
-  let real: string;
+    return null;
+  };
+  const isLink = async (name: string) => (await lstat(at(dir, name)).catch(() => null))?.isSymbolicLink() ?? false;
+  let name: string | null = null;
+  let handle: FileHandle | null = null;
+  let created = false;
   try {
-    real = realpathSync(probe);
-  } catch {
-    return { ok: false, reason: `${path} goes through a broken symbolic link` };
+    while (pending.length > 0) {
+      const c = pending.pop()!;
+      if (c === '..') {
+        if (depth === 0) return viaLink;
+        await enter(await open(at(dir, '..'), DIR_FLAGS));
+        depth--;
+        continue;
+      }
+      const last = pending.length === 0;
+      if (!last || mode === 'dir') {
+        try {
+          const next = await open(at(dir, c), DIR_FLAGS);
+          if (last) {
+            handle = next;
+            name = c;
+          } else {
+            await enter(next);
+            depth++;
+          }
+          continue;
+        } catch (err) {
+          const code = errno(err);
+          if ((code === 'ELOOP' || code === 'ENOTDIR') && (await isLink(c))) {
+            const why = await follow(c);
+            if (why) return { ok: false, reason: why };
+            continue;
+          }
+          if (code === 'ENOENT' && mode === 'write') {
+            await mkdir(at(dir, c)).catch((e: unknown) => (errno(e) === 'EEXIST' ? undefined : Promise.reject(e)));
+            pending.push(c);
+            continue;
+          }
+          throw err;
+        }
+      }
+      // The last component of a file path.
+      const flags = mode === 'read' ? O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY : O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+      try {
+        if (mode === 'write') {
+          try {
+            handle = await open(at(dir, c), flags | O_CREAT | O_EXCL, 0o666);
+            created = true;
+          } catch (err) {
+            if (errno(err) !== 'EEXIST') throw err;
+            handle = await open(at(dir, c), flags);
+          }
+        } else {
+          handle = await open(at(dir, c), flags);
+        }
+        name = c;
+      } catch (err) {
+        if (errno(err) === 'ELOOP' && (await isLink(c))) {
+          const why = await follow(c);
+          if (why) return { ok: false, reason: why };
+          continue;
+        }
+        if (errno(err) === 'ENXIO') return { ok: false, reason: `${path} is not a regular file` };
+        throw err;
+      }
+    }
+    if (!handle || name === null) {
+      // The path names the root (or climbed back to it).
+      if (mode !== 'dir') return { ok: false, reason: `${path} is a directory`, code: 'EISDIR' };
+      handle = await open(at(dir, '.'), DIR_FLAGS);
+      name = '.';
+    }
+    const refuse = async (reason: string): Promise<Confined> => {
+      if (created) await unlink(at(dir, name!)).catch(() => {});
+      await handle?.close();
+      handle = null;
+      return { ok: false, reason };
+    };
+    const real = await readlink(`/proc/self/fd/${handle.fd}`);
+    if (!within(root, real)) return await refuse(viaLink.reason);
+    if (guard && (await guard.isProtected(dir, name, handle))) {
+      return await refuse(`${path} is one of the daemon's own files (token, journal, configuration); it is never opened by a tool`);
+    }
+    const opened = { handle, real, created };
+    handle = null; // handed over to the caller
+    return { ok: true, opened };
+  } catch (err) {
+    await handle?.close().catch(() => {});
+    return { ok: false, reason: (err as Error).message, ...(errno(err) && { code: errno(err)! }) };
+  } finally {
+    if (dir !== rootFd) await dir.close().catch(() => {});
+    await rootFd.close().catch(() => {});
   }
-  if (!within(root, real)) return { ok: false, reason: `${path} resolves (through a symbolic link) outside the working directory` };
-  return { ok: true, path: tail.length ? join(real, ...tail) : real };
 }

@@ -1,13 +1,14 @@
 /**
  * The file tools `read_file`, `write_file` and `list_dir`, confined to the session's
- * working directory (see confine.ts). Refusals and I/O failures come back as
- * `{status: 'error'}` results the model can read; these tools never throw.
+ * working directory (see confine.ts), the daemon's own files refused (protect.ts).
+ * Refusals and I/O failures come back as `{status: 'error'}` results the model can read;
+ * these tools never throw.
  */
-import { mkdir, open, readdir, stat, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { Tool, ToolContext, ToolResult } from './types.js';
-import { resolveInside } from './confine.js';
+import { type OpenMode, type Opened, openInside, type Protected } from './confine.js';
+import { dataDirGuard } from './protect.js';
 
 /** Most bytes of a file `read_file` returns. */
 export const READ_FILE_CAP_BYTES = 256 * 1024;
@@ -36,101 +37,119 @@ function describe(err: unknown, path: string): string {
   }
 }
 
-/** Validates the `path` argument and confines it; returns the real path or an error result. */
-function confine(args: Record<string, unknown>, ctx: ToolContext, fallback?: string): { path: string; shown: string } | ToolResult {
+/** Opens the `path` argument for `mode`, confined; the opened handle or an error result. */
+async function confine(
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  mode: OpenMode,
+  guard: Protected | undefined,
+  fallback?: string,
+): Promise<{ opened: Opened; shown: string } | ToolResult> {
   const raw = args['path'] ?? fallback;
   if (typeof raw !== 'string' || raw === '') return error('the "path" argument must be a non-empty string');
-  const r = resolveInside(ctx.cwd, raw);
-  return r.ok ? { path: r.path, shown: raw } : error(`refused: ${r.reason}`);
+  const r = await openInside(ctx.cwd, raw, mode, guard);
+  if (r.ok) return { opened: r.opened, shown: raw };
+  return error(r.code ? describe(Object.assign(new Error(r.reason), { code: r.code }), raw) : `refused: ${r.reason}`);
 }
 
-/** `read_file {path}`: a UTF-8 text file, capped at READ_FILE_CAP_BYTES. */
-export const readFileTool: Tool = {
-  spec: {
-    name: 'read_file',
-    description: `Read a text file inside the working directory (at most ${READ_FILE_CAP_BYTES / 1024} KiB are returned).`,
-    parameters: { type: 'object', properties: { path: pathParam }, required: ['path'], additionalProperties: false },
-  },
-  needsApproval: false,
-  async run(args, ctx) {
-    const target = confine(args, ctx);
-    if ('status' in target) return target;
-    try {
-      const info = await stat(target.path);
-      if (info.isDirectory()) return error(`${target.shown} is a directory; use list_dir`);
-      if (!info.isFile()) return error(`${target.shown} is not a regular file`);
-      const handle = await open(target.path, 'r');
-      try {
+/** Runs `use` on the opened file, closing it afterwards; I/O failures become error results. */
+async function withOpened(
+  target: { opened: Opened; shown: string } | ToolResult,
+  use: (o: Opened, shown: string) => Promise<ToolResult>,
+): Promise<ToolResult> {
+  if ('status' in target) return target;
+  try {
+    return await use(target.opened, target.shown);
+  } catch (err) {
+    return error(describe(err, target.shown));
+  } finally {
+    await target.opened.handle.close().catch(() => {});
+  }
+}
+
+export interface FileToolsOptions {
+  /** The daemon's data dir, whose own files the tools refuse. */
+  dataDir?: string;
+}
+
+/** The three file tools, in the order they are offered to the model. */
+export function createFileTools(options: FileToolsOptions = {}): [read: Tool, write: Tool, list: Tool] {
+  const guard = options.dataDir !== undefined ? dataDirGuard(options.dataDir) : undefined;
+
+  /** `read_file {path}`: a UTF-8 text file, capped at READ_FILE_CAP_BYTES. */
+  const readFileTool: Tool = {
+    spec: {
+      name: 'read_file',
+      description: `Read a text file inside the working directory (at most ${READ_FILE_CAP_BYTES / 1024} KiB are returned).`,
+      parameters: { type: 'object', properties: { path: pathParam }, required: ['path'], additionalProperties: false },
+    },
+    needsApproval: false,
+    run: async (args, ctx) =>
+      withOpened(await confine(args, ctx, 'read', guard), async ({ handle }, shown) => {
+        const info = await handle.stat();
+        if (info.isDirectory()) return error(`${shown} is a directory; use list_dir`);
+        if (!info.isFile()) return error(`${shown} is not a regular file`);
         const buf = Buffer.alloc(Math.min(info.size, READ_FILE_CAP_BYTES));
         const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
         const bytes = buf.subarray(0, bytesRead);
-        if (bytes.includes(0)) return error(`${target.shown} looks like a binary file (${info.size} bytes); not shown`);
+        if (bytes.includes(0)) return error(`${shown} looks like a binary file (${info.size} bytes); not shown`);
         // StringDecoder holds back a multi-byte character cut by the cap.
         const text = new StringDecoder('utf8').write(bytes);
         if (info.size <= READ_FILE_CAP_BYTES) return { status: 'ok', output: text };
         return { status: 'ok', output: `${text}\n[truncated: showing the first ${bytesRead} of ${info.size} bytes]` };
-      } finally {
-        await handle.close();
-      }
-    } catch (err) {
-      return error(describe(err, target.shown));
-    }
-  },
-};
+      }),
+  };
 
-/** `write_file {path, content}`: creates or replaces a file, creating missing parent directories. */
-export const writeFileTool: Tool = {
-  spec: {
-    name: 'write_file',
-    description: 'Create or overwrite a text file inside the working directory; missing parent directories are created.',
-    parameters: {
-      type: 'object',
-      properties: { path: pathParam, content: { type: 'string', description: 'The complete new file content' } },
-      required: ['path', 'content'],
-      additionalProperties: false,
+  /** `write_file {path, content}`: creates or replaces a file, creating missing parent directories. */
+  const writeFileTool: Tool = {
+    spec: {
+      name: 'write_file',
+      description: 'Create or overwrite a text file inside the working directory; missing parent directories are created.',
+      parameters: {
+        type: 'object',
+        properties: { path: pathParam, content: { type: 'string', description: 'The complete new file content' } },
+        required: ['path', 'content'],
+        additionalProperties: false,
+      },
     },
-  },
-  needsApproval: true,
-  async run(args, ctx) {
-    const content = args['content'];
-    if (typeof content !== 'string') return error('the "content" argument must be a string');
-    const target = confine(args, ctx);
-    if ('status' in target) return target;
-    try {
-      await mkdir(dirname(target.path), { recursive: true });
-      await writeFile(target.path, content, 'utf8');
-      return { status: 'ok', output: `wrote ${Buffer.byteLength(content)} bytes to ${target.shown}` };
-    } catch (err) {
-      return error(describe(err, target.shown));
-    }
-  },
-};
+    needsApproval: true,
+    async run(args, ctx) {
+      const content = args['content'];
+      if (typeof content !== 'string') return error('the "content" argument must be a string');
+      return withOpened(await confine(args, ctx, 'write', guard), async ({ handle }, shown) => {
+        // Checked on the open descriptor: a FIFO or device is refused, never written or waited on.
+        if (!(await handle.stat()).isFile()) return error(`${shown} is not a regular file`);
+        await handle.truncate(0);
+        await handle.writeFile(content, 'utf8');
+        return { status: 'ok', output: `wrote ${Buffer.byteLength(content)} bytes to ${shown}` };
+      });
+    },
+  };
 
-/** `list_dir {path}`: sorted entries, directories with a trailing `/`, symlinks with `@`. */
-export const listDirTool: Tool = {
-  spec: {
-    name: 'list_dir',
-    description: 'List a directory inside the working directory ("." for the working directory itself). Directories end with "/", symbolic links with "@".',
-    parameters: { type: 'object', properties: { path: pathParam }, required: ['path'], additionalProperties: false },
-  },
-  needsApproval: false,
-  async run(args, ctx) {
-    const target = confine(args, ctx, '.');
-    if ('status' in target) return target;
-    try {
-      const entries = await readdir(target.path, { withFileTypes: true });
-      const names = entries
-        .map((e) => e.name + (e.isDirectory() ? '/' : e.isSymbolicLink() ? '@' : ''))
-        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      if (names.length === 0) return { status: 'ok', output: '(empty directory)' };
-      const shown = names.slice(0, LIST_DIR_CAP_ENTRIES);
-      const note = names.length > shown.length ? `\n[truncated: ${shown.length} of ${names.length} entries shown]` : '';
-      return { status: 'ok', output: shown.join('\n') + note };
-    } catch (err) {
-      return error(describe(err, target.shown));
-    }
-  },
-};
+  /** `list_dir {path}`: sorted entries, directories with a trailing `/`, symlinks with `@`. */
+  const listDirTool: Tool = {
+    spec: {
+      name: 'list_dir',
+      description: 'List a directory inside the working directory ("." for the working directory itself). Directories end with "/", symbolic links with "@".',
+      parameters: { type: 'object', properties: { path: pathParam }, required: ['path'], additionalProperties: false },
+    },
+    needsApproval: false,
+    run: async (args, ctx) =>
+      withOpened(await confine(args, ctx, 'dir', guard, '.'), async ({ handle }) => {
+        const entries = await readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true });
+        const names = entries
+          .map((e) => e.name + (e.isDirectory() ? '/' : e.isSymbolicLink() ? '@' : ''))
+          .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        if (names.length === 0) return { status: 'ok', output: '(empty directory)' };
+        const shown = names.slice(0, LIST_DIR_CAP_ENTRIES);
+        const note = names.length > shown.length ? `\n[truncated: ${shown.length} of ${names.length} entries shown]` : '';
+        return { status: 'ok', output: shown.join('\n') + note };
+      }),
+  };
 
-/** All file tools, in the order they are offered to the model. */
-export const fileTools: Tool[] = [readFileTool, writeFileTool, listDirTool];
+  return [readFileTool, writeFileTool, listDirTool];
+}
+
+/** The file tools without a data dir to protect (library use, benchmarks, tests). */
+export const fileTools = createFileTools();
+export const [readFileTool, writeFileTool, listDirTool] = fileTools;

@@ -1,18 +1,34 @@
-/** The tools a session offers, by name: shell and the confined file tools. */
+/**
+ * A session host's toolset: the tools a session offers, by name (shell and the confined
+ * file tools), and close(), which ends every process a tool is still running. The host
+ * owns it and closes it at shutdown.
+ */
 import type { Config } from '../config/config.js';
-import { fileTools } from './files.js';
+import type { ContainmentKind } from './contain.js';
+import { shellEnvPolicy } from './env.js';
+import { createFileTools } from './files.js';
 import { createShellTool } from './shell.js';
 import type { Tool } from './types.js';
 
-export function createTools(config: Config): Map<string, Tool> {
-  const secretEnv = Object.values(config.models.routes).flatMap((r) => (r.api_key_env ? [r.api_key_env] : []));
-  const tools: Tool[] = [
-    createShellTool({
-      timeoutMs: config.limits.shell_timeout_ms,
-      outputCapBytes: config.limits.shell_output_cap_bytes,
-      secretEnv,
-    }),
-    ...fileTools,
-  ];
-  return new Map(tools.map((t) => [t.spec.name, t]));
+export interface Toolset {
+  tools: Map<string, Tool>;
+  /** How shell calls' processes are contained here (see contain.ts). */
+  containment: ContainmentKind;
+  /** End every running tool process and wait until all are gone. */
+  close(): Promise<void>;
+}
+
+export interface ToolsetOptions {
+  /** The daemon's data dir: its token, journal and daemon.json are refused to the file tools. */
+  dataDir: string;
+}
+
+export function createTools(config: Config, options: ToolsetOptions): Toolset {
+  const shell = createShellTool({
+    timeoutMs: config.limits.shell_timeout_ms,
+    outputCapBytes: config.limits.shell_output_cap_bytes,
+    env: shellEnvPolicy(config),
+  });
+  const tools: Tool[] = [shell.tool, ...createFileTools({ dataDir: options.dataDir })];
+  return { tools: new Map(tools.map((t) => [t.spec.name, t])), containment: shell.containment.kind, close: () => shell.close() };
 }

@@ -1,11 +1,16 @@
 /**
- * The `shell` tool: `/bin/sh -c COMMAND` in the session cwd, in its own process group.
- * Output is streamed as it comes and captured up to a cap (with a truncation note); a
- * timeout or an abort (interrupt) kills the whole group: TERM, then KILL after 2 s.
- * The child's environment has the daemon's secrets removed.
+ * The `shell` tool: `/bin/sh -c COMMAND` in the session cwd, contained (contain.ts) so that
+ * no process it starts outlives the call. Output is streamed as it comes and captured up to
+ * a cap (with a truncation note). The call lasts as long as /bin/sh runs: when it exits,
+ * whatever it left running (background jobs, daemons) is killed at once; a timeout or an
+ * abort (interrupt) sends TERM to every process of the call, then KILL after 2 s. The environment is the
+ * minimal one of env.ts. The tool belongs to a ShellToolset whose close() ends every call.
  */
 import { spawn } from 'node:child_process';
 import type { OutputStream } from '../../protocol/index.js';
+import { constants } from 'node:os';
+import { type Containment, detectContainment } from './contain.js';
+import { type EnvPolicy, toolEnv } from './env.js';
 import type { Tool, ToolContext, ToolResult } from './types.js';
 
 export interface ShellOptions {
@@ -13,63 +18,39 @@ export interface ShellOptions {
   timeoutMs: number;
   /** Bytes of output kept for the result (and streamed). */
   outputCapBytes: number;
-  /** Environment variable names never passed on (e.g. routes' api_key_env). */
-  secretEnv?: readonly string[];
+  /** The command's environment. */
+  env: EnvPolicy;
+  /** How the call's processes are contained (default: the best available here). */
+  containment?: Containment;
+  /** TERM → KILL grace (default 2 s). */
+  killGraceMs?: number;
+}
+
+/** The shell tool and the calls it is running. */
+export interface ShellToolset {
+  tool: Tool;
+  readonly containment: Containment;
+  /** End every running call (TERM, KILL after the grace) and wait until all are gone; later calls are refused. */
+  close(): Promise<void>;
 }
 
 const KILL_GRACE_MS = 2000;
+/** After KILL, how long output pipes held by an escaped process may keep the call open. */
+const PIPE_DRAIN_MS = 500;
 
-/** Process groups of shell calls still running, with a way to learn when each is gone. */
-const running = new Map<number, Promise<void>>();
+type Ending = 'timeout' | 'interrupted' | 'shutdown';
 
-/**
- * Wait until every shell process group still running is gone; whatever is left after the
- * grace period is KILLed. Called at shutdown, after the sessions stopped (which sent TERM),
- * so no tool outlives the daemon.
- */
-export async function reapShellProcesses(graceMs = KILL_GRACE_MS): Promise<void> {
-  if (running.size === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-  await Promise.race([Promise.all(running.values()), grace]);
-  clearTimeout(timer);
-  for (const pid of running.keys()) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-}
-const SECRET_NAME = /(^AGENTD_|_API_KEY$|_KEY$|_TOKEN$|SECRET|PASSWORD)/i;
-
-/** The daemon's environment minus anything that looks like a secret. */
-export function childEnv(secretEnv: readonly string[] = []): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!SECRET_NAME.test(k) && !secretEnv.includes(k)) env[k] = v;
-  }
-  return env;
+/** One running call: a way to end it and a promise settled when it is over. */
+interface RunningCall {
+  stop(why: Ending): void;
+  done: Promise<unknown>;
 }
 
-/** Kill a process group: TERM now, KILL after the grace period if anything is left. */
-export function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGTERM');
-  } catch {
-    return; // already gone
-  }
-  setTimeout(() => {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }, KILL_GRACE_MS).unref();
-}
-
-export function createShellTool(options: ShellOptions): Tool {
-  return {
+export function createShellTool(options: ShellOptions): ShellToolset {
+  const containment = options.containment ?? detectContainment();
+  const running = new Set<RunningCall>();
+  let closed = false;
+  const tool: Tool = {
     needsApproval: true,
     spec: {
       name: 'shell',
@@ -84,11 +65,30 @@ export function createShellTool(options: ShellOptions): Tool {
         additionalProperties: false,
       },
     },
-    run: (args, ctx) => runShell(args, ctx, options),
+    run(args, ctx) {
+      if (closed) return Promise.resolve({ status: 'error', output: 'shell: not run: the daemon is shutting down' });
+      return runShell(args, ctx, { ...options, containment }, running);
+    },
+  };
+  return {
+    tool,
+    containment,
+    async close() {
+      closed = true;
+      const calls = [...running];
+      for (const call of calls) call.stop('shutdown');
+      await Promise.all(calls.map((c) => c.done));
+      containment.dispose();
+    },
   };
 }
 
-function runShell(args: Record<string, unknown>, ctx: ToolContext, options: ShellOptions): Promise<ToolResult> {
+function runShell(
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  options: ShellOptions & { containment: Containment },
+  running: Set<RunningCall>,
+): Promise<ToolResult> {
   const command = args.command;
   if (typeof command !== 'string' || command.length === 0) {
     return Promise.resolve({ status: 'error', output: 'shell: "command" must be a non-empty string' });
@@ -96,70 +96,93 @@ function runShell(args: Record<string, unknown>, ctx: ToolContext, options: Shel
   const timeoutArg = args.timeout_ms;
   const timeoutMs =
     typeof timeoutArg === 'number' && Number.isFinite(timeoutArg) && timeoutArg > 0 ? timeoutArg : options.timeoutMs;
+  const graceMs = options.killGraceMs ?? KILL_GRACE_MS;
 
-  return new Promise<ToolResult>((resolve) => {
-    const child = spawn('/bin/sh', ['-c', command], {
-      cwd: ctx.cwd,
-      detached: true,
-      env: childEnv(options.secretEnv),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const pid = child.pid;
-    if (pid) running.set(pid, new Promise<void>((done) => child.once('close', () => done())));
-    let kept = 0;
-    let truncated = false;
-    const parts: string[] = [];
-    let ended: 'timeout' | 'interrupted' | null = null;
-
-    const onData = (stream: OutputStream) => (buf: Buffer) => {
-      if (kept >= options.outputCapBytes) {
-        truncated = true;
-        return;
-      }
-      const room = options.outputCapBytes - kept;
-      const slice = buf.length > room ? buf.subarray(0, room) : buf;
-      if (slice.length < buf.length) truncated = true;
-      kept += slice.length;
-      const text = slice.toString('utf8');
-      parts.push(text);
-      ctx.onOutput(stream, text);
-    };
-    child.stdout!.on('data', onData('stdout'));
-    child.stderr!.on('data', onData('stderr'));
-
-    const stop = (why: 'timeout' | 'interrupted') => {
-      if (ended || child.exitCode !== null) return;
-      ended = why;
-      if (child.pid) killGroup(child.pid);
-    };
-    const timer = setTimeout(() => stop('timeout'), timeoutMs);
-    const onAbort = () => stop('interrupted');
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener('abort', onAbort, { once: true });
-
-    child.on('error', (err) => {
-      if (pid) running.delete(pid);
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      resolve({ status: 'error', output: `shell: cannot run: ${err.message}` });
-    });
-    child.on('close', (code, signal) => {
-      if (pid) running.delete(pid);
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      let output = parts.join('');
-      if (truncated) output += `\n[output truncated: more than ${options.outputCapBytes} bytes]`;
-      if (ended === 'timeout') {
-        resolve({ status: 'error', output: `${output}\n[timed out after ${timeoutMs} ms; process group killed]`.trimStart() });
-        return;
-      }
-      const exit_code = code ?? (signal ? 128 + (signalNumber(signal) ?? 0) : -1);
-      resolve({ status: exit_code === 0 ? 'ok' : 'error', output, exit_code });
-    });
+  let contained;
+  try {
+    contained = options.containment.contain(command);
+  } catch (err) {
+    return Promise.resolve({ status: 'error', output: `shell: cannot run: ${(err as Error).message}` });
+  }
+  const child = spawn(contained.file, [...contained.args], {
+    cwd: ctx.cwd,
+    detached: true,
+    env: { ...toolEnv(options.env), ...contained.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-}
+  if (child.pid) contained.attach(child.pid);
 
-function signalNumber(signal: NodeJS.Signals): number | undefined {
-  const map: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13 };
-  return map[signal];
+  let kept = 0;
+  let truncated = false;
+  const parts: string[] = [];
+  let ended: Ending | null = null;
+  let finished = false;
+  const timers: NodeJS.Timeout[] = [];
+  let reaping: Promise<void> | null = null;
+  const reap = () => (reaping ??= contained.reap());
+  /** Stop waiting for output pipes that a process which escaped containment still holds. */
+  const drain = () => timers.push(setTimeout(() => (child.stdout!.destroy(), child.stderr!.destroy()), PIPE_DRAIN_MS));
+
+  const onData = (stream: OutputStream) => (buf: Buffer) => {
+    if (kept >= options.outputCapBytes) {
+      truncated = true;
+      return;
+    }
+    const room = options.outputCapBytes - kept;
+    const slice = buf.length > room ? buf.subarray(0, room) : buf;
+    if (slice.length < buf.length) truncated = true;
+    kept += slice.length;
+    const text = slice.toString('utf8');
+    parts.push(text);
+    ctx.onOutput(stream, text);
+  };
+  child.stdout!.on('data', onData('stdout'));
+  child.stderr!.on('data', onData('stderr'));
+
+  const stop = (why: Ending) => {
+    if (finished || ended) return;
+    ended = why;
+    contained.signal('SIGTERM');
+    timers.push(
+      setTimeout(() => {
+        contained.signal('SIGKILL');
+        drain();
+      }, graceMs),
+    );
+  };
+  timers.push(setTimeout(() => stop('timeout'), timeoutMs));
+  const onAbort = () => stop('interrupted');
+  if (ctx.signal.aborted) onAbort();
+  else ctx.signal.addEventListener('abort', onAbort, { once: true });
+
+  const promise = new Promise<ToolResult>((resolve) => {
+    const finish = async (result: () => ToolResult) => {
+      if (finished) return;
+      finished = true;
+      for (const t of timers) clearTimeout(t);
+      ctx.signal.removeEventListener('abort', onAbort);
+      // Nothing the command started outlives the call.
+      await reap();
+      resolve(result());
+    };
+    // The shell is gone: kill what it left (its output pipes close with them).
+    child.on('exit', () => void reap().then(() => !finished && drain()));
+    child.on('error', (err) => void finish(() => ({ status: 'error', output: `shell: cannot run: ${err.message}` })));
+    child.on('close', (code, signal) =>
+      void finish(() => {
+        let output = parts.join('');
+        if (truncated) output += `\n[output truncated: more than ${options.outputCapBytes} bytes]`;
+        if (ended === 'timeout') {
+          return { status: 'error', output: `${output}\n[timed out after ${timeoutMs} ms; the command and every process it started were killed]`.trimStart() };
+        }
+        if (ended === 'shutdown') return { status: 'error', output: `${output}\n[killed: the daemon is shutting down]`.trimStart() };
+        const exit_code = code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : -1);
+        return { status: exit_code === 0 ? 'ok' : 'error', output, exit_code };
+      }),
+    );
+  });
+  const call: RunningCall = { stop, done: promise };
+  running.add(call);
+  void promise.finally(() => running.delete(call));
+  return promise;
 }
