@@ -4,13 +4,14 @@
  * HTTP). src/config/config.ts includes it as `mcp_servers: McpServersSchema`.
  */
 import { z } from 'zod';
+import { ApprovalPolicySchema, type ApprovalPolicy } from '../../protocol/index.js';
 import { sanitizeName, MAX_SERVER_NAME } from './naming.js';
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 
 /** Per-server approval: `ask` (every call waits), `auto` (none waits), or the session's policy. */
-export type McpApproval = 'ask' | 'auto' | 'session';
+export type McpApproval = ApprovalPolicy | 'session';
 
 const StringMap = z.record(z.string(), z.string());
 
@@ -23,7 +24,7 @@ const ServerEntrySchema = z
       .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
       .optional(),
     headers: StringMap.optional(),
-    approval: z.enum(['ask', 'auto']).optional(),
+    approval: ApprovalPolicySchema.optional(),
     tools: z.array(z.string().min(1, 'tool names are non-empty')).optional(),
     startup_timeout_ms: z.int().positive().default(DEFAULT_STARTUP_TIMEOUT_MS),
     tool_timeout_ms: z.int().positive().default(DEFAULT_TOOL_TIMEOUT_MS),
