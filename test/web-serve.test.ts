@@ -102,11 +102,12 @@ describe('a daemon whose web UI is not built', () => {
     const { tmpdir } = await import('node:os');
     const { createServer } = await import('node:http');
     const { loadWebAssets, webHandler } = await import('../src/server/web.js');
-    const { httpHandler } = await import('../src/server/http.js');
+    const { httpHandler, pathOf } = await import('../src/server/http.js');
     const empty = mkdtempSync(join(tmpdir(), 'agentd-noweb-'));
     const assets = loadWebAssets(empty);
     expect(assets.ok).toBe(false);
-    const server = createServer(httpHandler(() => ({}), webHandler(assets)));
+    const serve = webHandler(assets);
+    const server = createServer(httpHandler(() => null, () => ({}), [(req, res) => serve(req, res, pathOf(req))]));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
