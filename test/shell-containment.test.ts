@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { cgroupContainment, type Containment, ownCgroupDir, processTreeContainment } from '../src/tools/contain.js';
+import { cgroupContainment, type Containment, ownCgroupDir, processTreeContainment, reapStale } from '../src/tools/contain.js';
 import { createShellTool, type ShellToolset } from '../src/tools/shell.js';
 import { alive, waitUntil as waitFor } from './helpers/process.js';
 import { cleanup, tempDir } from './helpers/session.js';
@@ -156,4 +156,19 @@ test.runIf(made.some((c) => c.kind === 'cgroup'))("a start kills the shell proce
   // Removed then, or (if it was still emptying) by the start after.
   if (existsSync(parent)) cgroupContainment()?.dispose();
   expect(existsSync(parent)).toBe(false);
+});
+
+describe('reaping a dead daemon\'s call cgroups at start-up', () => {
+  test('an entry that vanished or cannot be read is skipped, never fatal (concurrent daemons race on it)', () => {
+    const base = tempDir('agentd-reap-');
+    // A dead pid's "cgroup" that is a plain file: reading it as a directory fails (ENOTDIR),
+    // as it does (ENOENT) when another daemon removed it between the listing and the read.
+    const { writeFileSync } = require('node:fs') as typeof import('node:fs');
+    writeFileSync(join(base, 'agentd-999999999-1'), '');
+    mkdirSync(join(base, 'agentd-999999998-1', 'call-1'), { recursive: true });
+    expect(() => reapStale(base)).not.toThrow();
+    // The readable stale call group was still killed (on cgroupfs, cgroup.kill exists; here it is written).
+    expect(readFileSync(join(base, 'agentd-999999998-1', 'call-1', 'cgroup.kill'), 'utf8')).toBe('1');
+    cleanup(base);
+  });
 });

@@ -11,7 +11,7 @@
  *   lost its parent and was exec'd with an environment without the marker escapes.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { environHas, listProcesses, signalPid } from './procfs.js';
 
@@ -86,8 +86,11 @@ function kill(dir: string): void {
   }
 }
 
-/** Kill and remove the call cgroups of daemons that died without cleaning up (kill -9). */
-function reapStale(base: string): void {
+/**
+ * Kill and remove the call cgroups of daemons that died without cleaning up (kill -9).
+ * Best effort: an entry that vanishes or cannot be read meanwhile is skipped, never fatal.
+ */
+export function reapStale(base: string): void {
   let names: string[] = [];
   try {
     names = readdirSync(base);
@@ -98,7 +101,13 @@ function reapStale(base: string): void {
     const m = /^agentd-(\d+)-\d+$/.exec(name);
     if (!m || existsSync(`/proc/${m[1]}`)) continue;
     const parent = join(base, name);
-    for (const call of readdirSync(parent, { withFileTypes: true })) {
+    let calls: Dirent[];
+    try {
+      calls = readdirSync(parent, { withFileTypes: true });
+    } catch {
+      continue; // removed meanwhile (another daemon reaped it, or its owner cleaned up)
+    }
+    for (const call of calls) {
       if (!call.isDirectory()) continue;
       kill(join(parent, call.name));
       try {
