@@ -38,7 +38,6 @@ const PACKAGE_HOME: Record<string, string> = {
   commander: 'cli',
   ink: 'tui',
   react: 'tui',
-  'ink-text-input': 'tui',
   'better-sqlite3': 'journal',
 };
 

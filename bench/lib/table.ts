@@ -28,7 +28,6 @@ export function fmt(n: number | null): string {
 }
 
 function visibleLength(s: string): number {
-  // eslint-disable-next-line no-control-regex
   return [...s.replace(/\x1b\[[0-9;]*m/g, '')].length;
 }
 

@@ -20,7 +20,6 @@ export function journalFailureNote(message: string): string {
 
 function unknownRouteClient(route: string): ModelClient {
   return {
-    // eslint-disable-next-line require-yield
     async *stream() {
       throw new ModelError('unknown_route', `model route "${route}" is not configured`);
     },

@@ -16,9 +16,7 @@ import { parseServerFrame } from '../../protocol/index.js';
 import type { Daemon } from './daemon.js';
 
 /** A server frame as received (loosely typed for convenient assertions). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Frame = Record<string, any> & { type: string };
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Msg = Record<string, any> & { type: string };
 
 export interface ConnectOptions {
