@@ -257,15 +257,8 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     await page.close();
   });
 
-  it('refuses a page from another origin and a request with a foreign Host (once the server checks them)', async (ctx) => {
-    // Origin/Host checks (runtime.md §15) are written by the server engineer in parallel;
-    // before they are merged the daemon accepts these, and this test says so and skips.
-    const status = await upgradeStatus(d.port, 'http://evil.example');
-    if (status === 101) {
-      ctx.skip('the daemon does not check Origin yet (server.allowed_origins not merged)');
-      return;
-    }
-    expect(status).toBe(403);
+  it('refuses a page from another origin and a request with a foreign Host (runtime.md §15)', async () => {
+    expect(await upgradeStatus(d.port, 'http://evil.example')).toBe(403);
     const foreign = await serveForeignPage(d.port, d.token!);
     try {
       const page = await b.context.newPage();

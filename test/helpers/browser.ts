@@ -14,7 +14,11 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ROOT, type Daemon } from './daemon.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const HAVE_CHROMIUM = existsSync(CHROMIUM);
+/**
+ * Browser tests run when Chromium is installed. Under CI (where .ci/run installs it) they
+ * always run, so a failed install is a failure, never a silent skip.
+ */
+export const HAVE_CHROMIUM = existsSync(CHROMIUM) || process.env.CI === 'true';
 /** Where screenshots of the main states are written. */
 export const SHOTS_DIR = join(ROOT, 'test-results', 'web');
 
