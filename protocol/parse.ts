@@ -27,7 +27,10 @@ export function describeIssue(error: z.ZodError, prefix: PropertyKey[] = []): st
   const path = [...prefix, ...issue.path].map(String).join('.');
   let text = issue.message;
   if (issue.code === 'unrecognized_keys') {
-    text = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    // Name a few; a frame with 300 000 unknown keys must not cost a 300 000-key message.
+    const named = issue.keys.slice(0, 8).map((k) => `"${k.length > 64 ? `${k.slice(0, 64)}…` : k}"`).join(', ');
+    const more = issue.keys.length > 8 ? ` and ${issue.keys.length - 8} more` : '';
+    text = `unknown field${issue.keys.length > 1 ? 's' : ''} ${named}${more}`;
   } else if (issue.code === 'invalid_union' && 'options' in issue && Array.isArray(issue.options)) {
     text = `must be one of ${issue.options.map((o) => `"${String(o)}"`).join(', ')}`;
   }
