@@ -9,7 +9,7 @@
  * (O_NONBLOCK: FIFOs, devices) and only regular files (or directories for listing) are
  * accepted. Paths are capped at MAX_PATH_BYTES and walked in linear time. Linux only.
  */
-import { constants } from 'node:fs';
+import { constants, readlinkSync } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readlink, realpath, unlink } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 
@@ -28,6 +28,8 @@ export type OpenMode = 'read' | 'write' | 'dir';
 export interface Protected {
   /** True when the file opened as `name` in directory `dir` is one of the daemon's own. */
   isProtected(dir: FileHandle, name: string, file: FileHandle): Promise<boolean>;
+  /** The same, for a file known by its real path `real` (the descriptor's, from /proc). */
+  isProtectedReal(real: string, file: FileHandle): Promise<boolean>;
 }
 
 export interface Opened {
@@ -49,6 +51,25 @@ export function within(root: string, child: string): boolean {
 const at = (dir: FileHandle, name: string) => `/proc/self/fd/${dir.fd}/${name}`;
 const errno = (err: unknown) => (err as NodeJS.ErrnoException)?.code;
 
+/** Real paths of recent working directories, reused for a second (one lookup fewer per call). */
+const roots = new Map<string, { real: string; at: number }>();
+const ROOT_TTL_MS = 1000;
+
+/**
+ * The real path of `cwd`. A cached value is at most a second old; it is only ever the
+ * prefix every opened descriptor is checked against, so a stale one confines to what the
+ * working directory really was a moment ago, never to somewhere else.
+ */
+async function realRoot(cwd: string): Promise<string> {
+  const hit = roots.get(cwd);
+  const now = Date.now();
+  if (hit && now - hit.at < ROOT_TTL_MS) return hit.real;
+  const real = await realpath(cwd);
+  if (roots.size >= 256) roots.clear();
+  roots.set(cwd, { real, at: now });
+  return real;
+}
+
 /** Components of `abs` below the root (spelled as `cwd` or as its real path), or null when outside. */
 function below(cwd: string, root: string, abs: string): string[] | null {
   const base = within(root, abs) ? root : within(resolve(cwd), abs) ? resolve(cwd) : null;
@@ -66,17 +87,22 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
   if (path.includes('\0')) return { ok: false, reason: 'path must not contain NUL bytes' };
   if (Buffer.byteLength(path) > MAX_PATH_BYTES) return { ok: false, reason: `path is longer than ${MAX_PATH_BYTES} bytes` };
   let root: string;
-  let rootFd: FileHandle;
   try {
-    root = await realpath(cwd);
-    rootFd = await open(root, DIR_FLAGS);
+    root = await realRoot(cwd);
   } catch {
     return { ok: false, reason: `the working directory ${cwd} does not exist` };
   }
   const parts = below(cwd, root, resolve(cwd, path));
-  if (!parts) {
-    await rootFd.close();
-    return { ok: false, reason: `${path} is outside the working directory; only paths inside ${cwd} are allowed` };
+  if (!parts) return { ok: false, reason: `${path} is outside the working directory; only paths inside ${cwd} are allowed` };
+  if (mode !== 'write' && parts.length > 0) {
+    const fast = await openDirect(root, parts, mode, guard);
+    if (fast) return { ok: true, opened: fast };
+  }
+  let rootFd: FileHandle;
+  try {
+    rootFd = await open(root, DIR_FLAGS);
+  } catch {
+    return { ok: false, reason: `the working directory ${cwd} does not exist` };
   }
   const viaLink = { ok: false, reason: `${path} resolves (through a symbolic link) outside the working directory` } as const;
   // Components still to walk, last first (a link's target is pushed in front in O(1) per component).
@@ -194,5 +220,30 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
   } finally {
     if (dir !== rootFd) await dir.close().catch(() => {});
     await rootFd.close().catch(() => {});
+  }
+}
+
+/**
+ * The common case in one open: a path to read or list whose components are plain names
+ * (`..` was resolved lexically) is opened directly, the kernel following any directory
+ * links, and accepted only when the descriptor's real path lies inside the root and is not
+ * one of the daemon's files — the descriptor is what is read, so a link swapped after the
+ * open changes nothing. Null (and the careful walk) for anything else: a final link, a
+ * missing file, a path that resolves outside, so refusals get their exact reason.
+ */
+async function openDirect(root: string, parts: string[], mode: 'read' | 'dir', guard: Protected | undefined): Promise<Opened | null> {
+  let handle: FileHandle | null = null;
+  try {
+    handle = await open(`${root}${sep}${parts.join(sep)}`, mode === 'dir' ? DIR_FLAGS : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    // /proc/self/fd is kernel memory: read at once, without a thread-pool round trip.
+    const real = readlinkSync(`/proc/self/fd/${handle.fd}`);
+    if (!within(root, real) || (guard && (await guard.isProtectedReal(real, handle)))) {
+      await handle.close();
+      return null;
+    }
+    return { handle, real, created: false };
+  } catch {
+    await handle?.close().catch(() => {});
+    return null;
   }
 }

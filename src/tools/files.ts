@@ -4,6 +4,7 @@
  * Refusals and I/O failures come back as `{status: 'error'}` results the model can read;
  * these tools never throw.
  */
+import { fstatSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { Tool, ToolContext, ToolResult } from './types.js';
@@ -86,7 +87,8 @@ export function createFileTools(options: FileToolsOptions = {}): [read: Tool, wr
     needsApproval: false,
     run: async (args, ctx) =>
       withOpened(await confine(args, ctx, 'read', guard), async ({ handle }, shown) => {
-        const info = await handle.stat();
+        // fstat of an open descriptor answers from the inode at once: no thread-pool round trip.
+        const info = fstatSync(handle.fd);
         if (info.isDirectory()) return error(`${shown} is a directory; use list_dir`);
         if (!info.isFile()) return error(`${shown} is not a regular file`);
         const buf = Buffer.alloc(Math.min(info.size, READ_FILE_CAP_BYTES));

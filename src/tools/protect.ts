@@ -5,8 +5,9 @@
  * (device and inode), so a hard link or a bind mount elsewhere is refused too.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { fstatSync } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Protected } from './confine.js';
 
 /** File names of the data dir that belong to the daemon. */
@@ -22,16 +23,53 @@ export const DAEMON_FILES: readonly string[] = [
 
 const same = (a: { dev: number; ino: number }, b: { dev: number; ino: number }) => a.dev === b.dev && a.ino === b.ino;
 
+/** How long the data dir's identities are reused before they are looked up again (ms). */
+const IDENTITY_TTL_MS = 1000;
+
+interface Identities {
+  at: number;
+  home: { dev: number; ino: number } | null;
+  /** The data dir's real path ('' when it does not exist). */
+  homeReal: string;
+  own: Array<{ dev: number; ino: number }>;
+}
+
 export function dataDirGuard(dataDir: string): Protected {
+  // The data dir's and its files' identities, looked up at most once a second: a file tool
+  // call costs two fstat calls, not nine stat calls (the identities of an open journal and
+  // token do not change; daemon.json and config.json are re-read within a second).
+  let cached: Identities | null = null;
+  let pending: Promise<Identities> | null = null;
+  const identities = async (): Promise<Identities> => {
+    if (cached && Date.now() - cached.at < IDENTITY_TTL_MS) return cached;
+    pending ??= (async () => {
+      const [homeReal, [home, ...files]] = await Promise.all([
+        realpath(dataDir).catch(() => ''),
+        Promise.all([dataDir, ...DAEMON_FILES.map((f) => join(dataDir, f))].map((p) => stat(p).catch(() => null))),
+      ]);
+      cached = { at: Date.now(), home: home ?? null, homeReal, own: files.filter((f) => f !== null) };
+      pending = null;
+      return cached;
+    })();
+    return pending;
+  };
   return {
     async isProtected(dir: FileHandle, name: string, file: FileHandle): Promise<boolean> {
-      const home = await stat(dataDir).catch(() => null);
-      if (!home) return false;
-      const [parent, opened] = await Promise.all([dir.stat(), file.stat()]);
-      if (same(opened, home)) return false; // listing the data dir itself shows names only
-      if (same(parent, home) && DAEMON_FILES.includes(name)) return true;
-      const own = await Promise.all(DAEMON_FILES.map((f) => stat(join(dataDir, f)).catch(() => null)));
-      return own.some((s) => s !== null && same(s, opened));
+      const ids = await identities();
+      // fstat of open descriptors answers from their inodes at once.
+      const [parent, opened] = [fstatSync(dir.fd), fstatSync(file.fd)];
+      if (!ids.home) return false;
+      if (same(opened, ids.home)) return false; // listing the data dir itself shows names only
+      if (same(parent, ids.home) && DAEMON_FILES.includes(name)) return true;
+      return ids.own.some((s) => same(s, opened));
+    },
+    async isProtectedReal(real: string, file: FileHandle): Promise<boolean> {
+      const ids = await identities();
+      const opened = fstatSync(file.fd);
+      if (!ids.home) return false;
+      if (same(opened, ids.home)) return false;
+      if (dirname(real) === ids.homeReal && DAEMON_FILES.includes(basename(real))) return true;
+      return ids.own.some((s) => same(s, opened));
     },
   };
 }
