@@ -40,6 +40,7 @@ const PACKAGE_HOME: Record<string, string> = {
   react: 'tui',
   'ink-text-input': 'tui',
   'better-sqlite3': 'journal',
+  pg: 'journal',
 };
 
 interface Import {

@@ -1,7 +1,7 @@
 /**
  * Journal stores for the conformance tests: a fresh SQLite file or a fresh PostgreSQL
  * database per test, each openable several times (reopen = migrations run again), all
- * closed and removed by `closeAll()`; and `write()`, a `BatchWrite` builder.
+ * closed and removed by `closeAll()`; `write()`, a `BatchWrite` builder; polling.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,3 +62,12 @@ export function write(sessionId: string, head: number, batches: string[], extra:
 /** An events JSON array of one small event. */
 export const events = (text: string): string =>
   JSON.stringify([{ id: `e-${text}`, msg: { type: 'agent_message_delta', delta: text } }]);
+
+/** Resolves once `cond()` holds (polled every 10 ms); throws naming `what` after `ms`. */
+export async function waitUntilAsync(cond: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -27,7 +27,7 @@ export function findPostgres(): string | null {
     const versions = readdirSync(base).sort((a, b) => Number(b) - Number(a) || b.localeCompare(a));
     candidates.push(...versions.map((v) => join(base, v, 'bin')));
   }
-  const complete = (dir: string) => ['initdb', 'pg_ctl', 'postgres'].every((b) => existsSync(join(dir, b)));
+  const complete = (dir: string) => ['initdb', 'pg_ctl', 'postgres', 'psql'].every((b) => existsSync(join(dir, b)));
   return candidates.find(complete) ?? null;
 }
 
@@ -39,6 +39,12 @@ export interface PostgresServer {
   createDatabase(): Promise<string>;
   /** Run one statement as the superuser on the `postgres` database. */
   admin<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<T>>;
+  /**
+   * Terminate every backend of `applicationName` in database `database`, synchronously
+   * (psql in a child process, waiting until each backend has exited): the caller's event
+   * loop has not yet seen those connections close when this returns.
+   */
+  terminateSync(database: string, applicationName: string): number;
   /** Stop the server (immediate) and remove its directory. */
   stop(): Promise<void>;
 }
@@ -144,6 +150,12 @@ export async function startPostgres(): Promise<PostgresServer> {
       const name = `t${process.pid}_${++databases}`;
       await admin(`CREATE DATABASE ${name}`);
       return url(name);
+    },
+    terminateSync(database, applicationName) {
+      const sql =
+        'SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity ' +
+        `WHERE datname = '${database.replace(/'/g, "''")}' AND application_name = '${applicationName.replace(/'/g, "''")}'`;
+      return Number(execFileSync(join(bin, 'psql'), ['-X', '-A', '-t', '-d', url(), '-c', sql], { encoding: 'utf8' }).trim());
     },
     async stop() {
       running.delete(stopSync);

@@ -32,7 +32,15 @@ export function isTimeout(err: unknown): boolean {
 
 const UNIQUE_VIOLATION = '23505';
 
-/** A failed read (or migration) as a typed error. */
+/** A journal that could not be opened (unreachable, refused, migration failed) as a typed error. */
+export function openFailure(where: string, err: unknown): JournalError {
+  if (err instanceof JournalError) return err;
+  const message = `cannot open journal ${where}: ${(err as Error).message}`;
+  if (isConnectionLoss(err) || isTimeout(err)) return new JournalUnavailableError(message, false, err);
+  return new JournalError(message, err);
+}
+
+/** A failed read as a typed error. */
 export function readFailure(what: string, err: unknown): JournalError {
   if (err instanceof JournalError) return err;
   const message = `${what}: ${(err as Error).message}`;

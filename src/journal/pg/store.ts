@@ -11,7 +11,7 @@ import { JournalError } from '../../errors.js';
 import { committedBatch } from '../batch.js';
 import type { BatchWrite, CommittedBatch, StoredSession } from '../journal.js';
 import { JournalConflictError, type JournalStore } from '../store.js';
-import { commitFailure, isConnectionLoss, readFailure, type CommitPhase } from './errors.js';
+import { commitFailure, isConnectionLoss, openFailure, readFailure, type CommitPhase } from './errors.js';
 import { migratePg } from './migrations.js';
 import { createPool, type PgPoolOptions } from './pool.js';
 
@@ -31,7 +31,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgJournalSto
     }
   } catch (err) {
     await pool.end().catch(() => {});
-    throw readFailure(`cannot open journal ${redact(options.url)}`, err);
+    throw openFailure(redact(options.url), err);
   }
   return new PgJournalStore(pool);
 }
