@@ -65,6 +65,7 @@ describe.each(BACKENDS)('journal store: $name', ({ available, fixture }) => {
       write('s', 2, [events('future')]),
       write('s', 0, [events('again')], { createdAt: 2_000 }),
       write('nobody', 0, [events('x')]),
+      write('fresh', 3, [events('x')], { createdAt: 3_000 }),
     ];
     for (const w of refusals) {
       const err = await store.commit(w).catch((e: unknown) => e);
@@ -72,6 +73,7 @@ describe.each(BACKENDS)('journal store: $name', ({ available, fixture }) => {
       expect((err as JournalConflictError).sessionId).toBe(w.sessionId);
     }
     expect(await store.loadSession('nobody')).toBeNull();
+    expect(await store.loadSession('fresh')).toBeNull();
     const s = await store.loadSession('s');
     expect(s?.headSequence).toBe(1);
     expect(s?.createdAt).toBe(1_000);

@@ -101,6 +101,9 @@ export class SqliteJournalStore implements JournalStore {
     if (write.createdAt !== undefined && stored) {
       return new JournalConflictError(write.sessionId, write.head, `session ${write.sessionId} already exists`, err);
     }
+    if (write.createdAt !== undefined && !stored && write.head !== 0) {
+      return new JournalConflictError(write.sessionId, write.head, `session ${write.sessionId}: a first write has head 0, not ${write.head}`, err);
+    }
     if (write.createdAt === undefined && !stored) {
       return new JournalConflictError(write.sessionId, write.head, `session ${write.sessionId} does not exist`, err);
     }

@@ -21,7 +21,7 @@ export interface PgPoolOptions {
   connectTimeoutMs?: number;
   /** Shown in `pg_stat_activity` (default `agentd`). */
   applicationName?: string;
-  /** Told about connections lost while nobody was using them (the pool has discarded them). */
+  /** Told about every connection that is lost (the pool discards it and opens another when needed). */
   onError?: (err: JournalUnavailableError) => void;
 }
 
@@ -44,11 +44,11 @@ export function createPool(options: PgPoolOptions): pg.Pool {
   });
   const report = (err: Error) =>
     options.onError?.(new JournalUnavailableError(`journal connection lost: ${err.message}`, false, err));
-  // An idle client that errors is removed by the pool, which then emits `error` here.
-  pool.on('error', report);
-  // A checked-out client whose connection dies between queries emits `error` on itself;
-  // without a listener that would be an uncaught exception. The query in flight (if any)
-  // rejects on its own, and the holder releases the client as broken.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // A client whose connection dies emits `error` on itself, idle or checked out; without a
+  // listener that would be an uncaught exception. Each lost connection is reported here,
+  // once; a query in flight on it rejects on its own and its holder releases it as broken.
+  pool.on('connect', (client) => client.on('error', report));
+  // The pool re-emits an idle client's error after removing it: already reported above.
+  pool.on('error', () => {});
   return pool;
 }

@@ -38,7 +38,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgJournalSto
 
 /** The URL without its password, for messages. */
 function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@').replace(/([?&]password=)[^&]*/i, '$1***');
 }
 
 interface SessionRow {
@@ -141,7 +141,11 @@ export class PgJournalStore implements JournalStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    try {
+      await this.pool.end();
+    } catch (err) {
+      throw readFailure('close', err);
+    }
   }
 
   private assertOpen(): void {
@@ -155,7 +159,8 @@ export class PgJournalStore implements JournalStore {
     try {
       client = await this.pool.connect();
       phase = 'begin';
-      await client.query('BEGIN');
+      // READ COMMITTED whatever the server's default: a writer blocked on the row re-checks the head.
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       phase = 'write';
       if (w.createdAt !== undefined) await client.query(named('insertSession', [w.sessionId, w.createdAt, w.checkpoint]));
       const head = w.head + w.batches.length;
