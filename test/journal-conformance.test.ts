@@ -235,4 +235,31 @@ describe.each(BACKENDS)('journal store: $name', ({ available, fixture }) => {
     expect((await store.loadSession('s'))?.checkpoint).toBe(checkpoint);
     expect(await store.readTranscript('s')).toEqual(transcript);
   });
+
+  it('a batch near the 4 MiB frame bound round-trips whole', async () => {
+    await open();
+    const big = JSON.stringify([{ id: 'big', msg: { type: 'agent_message_delta', delta: 'é😀x'.repeat(600_000) } }]);
+    expect(Buffer.byteLength(big)).toBeGreaterThan(4_000_000);
+    const [committed] = await store.commit(write('s', 0, [big], { createdAt: 1 }));
+    const [read] = await store.readAfter('s', 0, 1);
+    expect(read!.frame === committed!.frame).toBe(true);
+    expect(read!.frame === encodeBatchFrame('s', 1, read!.committed_at, big)).toBe(true);
+  });
+
+  it('commits to many sessions at once all land, each session gap-free', async () => {
+    await open();
+    const ids = Array.from({ length: 12 }, (_, i) => `c${i}`);
+    await Promise.all(ids.map((id) => created(store, id)));
+    await Promise.all(
+      ids.map(async (id) => {
+        for (let head = 1; head <= 5; head++) await store.commit(write(id, head, [events(`${id}-${head + 1}`)]));
+      }),
+    );
+    for (const id of ids) {
+      const batches = await store.readAfter(id, 0, 100);
+      expect(sequences(batches)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(batches.map((b) => (b.events[0]!.msg as { delta: string }).delta)).toEqual([1, 2, 3, 4, 5, 6].map((n) => `${id}-${n}`));
+    }
+    expect(await store.listSessions(100)).toHaveLength(12);
+  });
 });

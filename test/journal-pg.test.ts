@@ -89,6 +89,55 @@ describe.runIf(havePostgres)('postgres journal', () => {
     expect(reported[0]).toBeInstanceOf(JournalUnavailableError);
   });
 
+  test('a connection lost while COMMIT is in flight says the outcome is unknown; the head tells', async () => {
+    const fx = await pgFixture(server, { applicationName: 'agentd-commit' });
+    const store = await fx.open();
+    await store.commit(write('s', 0, [events('a')], { createdAt: 1 }));
+    // A deferred constraint trigger runs at COMMIT: it holds the COMMIT long enough to kill the backend there.
+    const admin = new pg.Client({ connectionString: fx.url });
+    await admin.connect();
+    await admin.query(`
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON batches DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW WHEN (NEW.events LIKE '%slow%') EXECUTE FUNCTION slow_commit();`);
+    await admin.end();
+    const pending = store.commit(write('s', 1, [events('slow')])).catch((e: unknown) => e);
+    let pids: number[] = [];
+    await waitUntilAsync(async () => {
+      const { rows } = await server.admin<{ pid: number }>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'agentd-commit' AND query = 'COMMIT' AND state = 'active'",
+        [dbName(fx.url)],
+      );
+      pids = rows.map((r) => r.pid);
+      return pids.length === 1;
+    }, 'the COMMIT runs the slow trigger');
+    await server.admin('SELECT pg_terminate_backend($1)', [pids[0]]);
+    const err = await pending;
+    expect(err).toBeInstanceOf(JournalUnavailableError);
+    expect((err as JournalUnavailableError).outcomeUnknown).toBe(true);
+    expect((err as Error).message).toMatch(/may or may not have landed/);
+    // Here it did not land: the reloaded head says so, and the writer goes on from it.
+    expect((await store.loadSession('s'))?.headSequence).toBe(1);
+    expect((await store.commit(write('s', 1, [events('b')]))).map((b) => b.sequence)).toEqual([2]);
+  });
+
+  test('while the server is down commits fail typed (nothing written); when it is back they go on', async () => {
+    const fx = await pgFixture(server, { connectTimeoutMs: 1000 });
+    const store = await fx.open();
+    await store.commit(write('s', 0, [events('a')], { createdAt: 1 }));
+    await server.pause();
+    try {
+      const err = await store.commit(write('s', 1, [events('down')])).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(JournalUnavailableError);
+      expect((err as JournalUnavailableError).outcomeUnknown).toBe(false);
+      await expect(store.readAfter('s', 0, 10)).rejects.toBeInstanceOf(JournalUnavailableError);
+    } finally {
+      await server.resume();
+    }
+    expect((await store.commit(write('s', 1, [events('up')]))).map((b) => b.sequence)).toEqual([2]);
+    expect((await store.readAfter('s', 0, 10)).map((b) => (b.events[0]!.msg as { delta: string }).delta)).toEqual(['a', 'up']);
+  });
+
   test('a connection dropped while idle in the pool: the commit and the read retry once on a fresh one', async () => {
     const fx = await pgFixture(server, { applicationName: 'agentd-stale', max: 1 });
     const store = await fx.open();

@@ -45,6 +45,10 @@ export interface PostgresServer {
    * loop has not yet seen those connections close when this returns.
    */
   terminateSync(database: string, applicationName: string): number;
+  /** Shut the server down (fast: connections are closed), keeping its data… */
+  pause(): Promise<void>;
+  /** …and start it again on the same port. */
+  resume(): Promise<void>;
   /** Stop the server (immediate) and remove its directory. */
   stop(): Promise<void>;
 }
@@ -106,18 +110,21 @@ export async function startPostgres(): Promise<PostgresServer> {
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], as, dir);
 
   const log = join(dir, 'server.log');
-  let port = 0;
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort();
-    // Tests need no durability across power loss: fsync off keeps them fast on a shared machine.
+  // Tests need no durability across power loss: fsync off keeps them fast on a shared machine.
+  const startOn = (port: number) => {
     const options = [
       `-c listen_addresses=127.0.0.1 -p ${port}`,
       `-c unix_socket_directories=${dir}`,
       '-c fsync=off -c synchronous_commit=off -c full_page_writes=off',
       '-c max_connections=60',
     ].join(' ');
+    run(join(bin, 'pg_ctl'), ['-D', data, '-l', log, '-w', '-t', '60', '-o', options, 'start'], as, dir);
+  };
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
     try {
-      run(join(bin, 'pg_ctl'), ['-D', data, '-l', log, '-w', '-t', '60', '-o', options, 'start'], as, dir);
+      startOn(port);
       break;
     } catch (err) {
       // A port taken between freePort() and the bind: try another.
@@ -156,6 +163,12 @@ export async function startPostgres(): Promise<PostgresServer> {
         'SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity ' +
         `WHERE datname = '${database.replace(/'/g, "''")}' AND application_name = '${applicationName.replace(/'/g, "''")}'`;
       return Number(execFileSync(join(bin, 'psql'), ['-X', '-A', '-t', '-d', url(), '-c', sql], { encoding: 'utf8' }).trim());
+    },
+    async pause() {
+      run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop'], as, dir);
+    },
+    async resume() {
+      startOn(port);
     },
     async stop() {
       running.delete(stopSync);
