@@ -174,9 +174,9 @@ export class PgJournalStore implements JournalStore {
       client.release();
     } catch (err) {
       const lost = isConnectionLoss(err);
-      if (client && !lost) await client.query('ROLLBACK').catch(() => {});
-      // A broken connection is destroyed, never handed out again.
-      client?.release(lost ? (err as Error) : undefined);
+      const rolledBack = client !== undefined && !lost && (await client.query('ROLLBACK').then(() => true, () => false));
+      // A broken connection (or one that could not roll back) is destroyed, never handed out again.
+      client?.release(rolledBack ? undefined : true);
       if (lost && phase === 'begin' && !retried) throw new StaleConnection();
       throw commitFailure(w.sessionId, w.head, phase, err);
     }
