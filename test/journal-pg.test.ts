@@ -229,7 +229,7 @@ describe.runIf(havePostgres)('postgres journal', () => {
     expect((await store.commit(write('s', 1, [events('ok')]))).map((b) => b.sequence)).toEqual([2]);
   });
 
-  test('nodes migrating at once migrate once; a newer schema is refused; an unreachable server is a typed error', async () => {
+  test('nodes migrating at once migrate once; a newer schema is refused; an unreachable or refusing server is a typed error', async () => {
     const fx = await pgFixture(server);
     const stores = await Promise.all([fx.open(), fx.open(), fx.open()]);
     for (const s of stores) expect(await s.schemaVersion()).toBe(PG_SCHEMA_VERSION);
@@ -256,6 +256,18 @@ describe.runIf(havePostgres)('postgres journal', () => {
     expect(unreachable).toBeInstanceOf(JournalUnavailableError);
     expect((unreachable as Error).message).toMatch(/cannot open journal/);
     expect((unreachable as Error).message).not.toMatch(/secret/);
+
+    // A server that refuses more connections ("too many connections", 53300) is unavailable too.
+    await server.admin('CREATE ROLE limited LOGIN CONNECTION LIMIT 0');
+    try {
+      const limited = new URL(fx.url);
+      limited.username = 'limited';
+      const refused = await openPgStore({ url: limited.toString() }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(JournalUnavailableError);
+      expect((refused as Error).message).toMatch(/too many connections/);
+    } finally {
+      await server.admin('DROP ROLE limited');
+    }
   });
 });
 

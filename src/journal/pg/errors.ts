@@ -1,8 +1,9 @@
 /**
  * PostgreSQL failures as the storage seam's typed errors: a lost or refused connection
  * (SQLSTATE class 08, server shutdown or `pg_terminate_backend` 57P01–57P03, the idle
- * transaction timeout 25P03, socket errors, pool connect timeouts) and a statement timeout
- * (57014) are `JournalUnavailableError`; a second insert of a session row is a
+ * transaction timeout 25P03, socket errors, pool connect timeouts, "too many clients"
+ * 53300, a failed connect whatever its reason) and a statement timeout (57014) are
+ * `JournalUnavailableError`; a second insert of a session row is a
  * `JournalConflictError`; anything else a plain `JournalError`.
  */
 import { JournalError } from '../../errors.js';
@@ -25,9 +26,13 @@ export function isConnectionLoss(err: unknown): boolean {
   return CONNECTION_MESSAGES.test((err as Error | null)?.message ?? '');
 }
 
-/** The server did not answer in time (`statement_timeout`): the statement was cancelled. */
-export function isTimeout(err: unknown): boolean {
-  return code(err) === '57014';
+/**
+ * The store cannot serve now: the connection is lost or refused (also "too many clients",
+ * 53300), or the statement was cancelled by `statement_timeout` (57014).
+ */
+function isUnavailable(err: unknown): boolean {
+  const c = code(err);
+  return isConnectionLoss(err) || c === '57014' || c === '53300';
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -36,7 +41,7 @@ const UNIQUE_VIOLATION = '23505';
 export function openFailure(where: string, err: unknown): JournalError {
   if (err instanceof JournalError) return err;
   const message = `cannot open journal ${where}: ${(err as Error).message}`;
-  if (isConnectionLoss(err) || isTimeout(err)) return new JournalUnavailableError(message, false, err);
+  if (isUnavailable(err)) return new JournalUnavailableError(message, false, err);
   return new JournalError(message, err);
 }
 
@@ -44,7 +49,7 @@ export function openFailure(where: string, err: unknown): JournalError {
 export function readFailure(what: string, err: unknown): JournalError {
   if (err instanceof JournalError) return err;
   const message = `${what}: ${(err as Error).message}`;
-  if (isConnectionLoss(err) || isTimeout(err)) return new JournalUnavailableError(`journal unavailable: ${message}`, false, err);
+  if (isUnavailable(err)) return new JournalUnavailableError(`journal unavailable: ${message}`, false, err);
   return new JournalError(`journal read failed: ${message}`, err);
 }
 
@@ -52,7 +57,8 @@ export function readFailure(what: string, err: unknown): JournalError {
 export function commitFailure(sessionId: string, head: number, phase: CommitPhase, err: unknown): JournalError {
   if (err instanceof JournalError) return err;
   const detail = (err as Error).message;
-  if (isConnectionLoss(err) || isTimeout(err)) {
+  // Without a connection nothing can have been written, whatever the reason it was refused.
+  if (isUnavailable(err) || phase === 'connect') {
     const unknown = phase === 'commit';
     const outcome = unknown ? 'the commit may or may not have landed; reload the head' : 'nothing was written';
     return new JournalUnavailableError(`journal unavailable (session ${sessionId}, ${phase}): ${detail}; ${outcome}`, unknown, err);
