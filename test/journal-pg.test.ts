@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { JournalError } from '../src/errors.js';
+import { commitFailure } from '../src/journal/pg/errors.js';
 import { createPool } from '../src/journal/pg/pool.js';
 import { openPgStore } from '../src/journal/pg/store.js';
 import { PG_SCHEMA_VERSION } from '../src/journal/pg/migrations.js';
@@ -268,6 +269,27 @@ describe.runIf(havePostgres)('postgres journal', () => {
     } finally {
       await server.admin('DROP ROLE limited');
     }
+  });
+});
+
+describe('postgres failures as typed errors', () => {
+  const pgError = (code: string, message: string, extra: object = {}) => Object.assign(new Error(message), { code, ...extra });
+  test.each([
+    ['a refused socket', pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:1'), 'write', JournalUnavailableError, false],
+    ['a terminated backend', pgError('57P01', 'terminating connection due to administrator command'), 'write', JournalUnavailableError, false],
+    ['a socket closed during COMMIT', new Error('Connection terminated unexpectedly'), 'commit', JournalUnavailableError, true],
+    ['the idle-in-transaction timeout', pgError('25P03', 'terminating connection due to idle-in-transaction timeout'), 'write', JournalUnavailableError, false],
+    ['a statement timeout', pgError('57014', 'canceling statement due to statement timeout'), 'write', JournalUnavailableError, false],
+    ['too many connections', pgError('53300', 'sorry, too many clients already'), 'connect', JournalUnavailableError, false],
+    ['a second first write', pgError('23505', 'duplicate key', { constraint: 'sessions_pkey' }), 'write', JournalConflictError, undefined],
+    ['a duplicate admission', pgError('23505', 'duplicate key', { constraint: 'admissions_pkey' }), 'write', JournalError, undefined],
+    ['a full disk', pgError('53100', 'could not extend file: No space left on device'), 'commit', JournalError, undefined],
+  ] as const)('%s', (_what, err, phase, type, outcomeUnknown) => {
+    const mapped = commitFailure('s', 3, phase, err);
+    expect(mapped.constructor).toBe(type);
+    expect(mapped.cause).toBe(err);
+    if (mapped instanceof JournalUnavailableError) expect(mapped.outcomeUnknown).toBe(outcomeUnknown);
+    if (mapped instanceof JournalConflictError) expect([mapped.sessionId, mapped.head]).toEqual(['s', 3]);
   });
 });
 
