@@ -39,6 +39,7 @@ const PACKAGE_HOME: Record<string, string> = {
   ink: 'tui',
   react: 'tui',
   'better-sqlite3': 'journal',
+  pg: 'journal',
 };
 
 interface Import {
