@@ -5,6 +5,7 @@
  * failure. `status()` describes every configured server for `session tools`.
  */
 import type { Tool as RemoteTool } from '@modelcontextprotocol/sdk/types.js';
+import type { ApprovalPolicy } from '../../protocol/index.js';
 import type { Tool, ToolContext, ToolResult } from '../tools/types.js';
 import type { McpApproval } from './config.js';
 import { McpServerError, type McpFailureKind } from './errors.js';
@@ -27,7 +28,7 @@ export interface McpTool extends Tool {
 }
 
 /** Whether a call of `tool` waits for approval under the session's approval policy. */
-export function mustAsk(tool: Pick<McpTool, 'approval'>, sessionPolicy: 'ask' | 'auto'): boolean {
+export function mustAsk(tool: Pick<McpTool, 'approval'>, sessionPolicy: ApprovalPolicy): boolean {
   return tool.approval === 'ask' || (tool.approval === 'session' && sessionPolicy === 'ask');
 }
 
