@@ -165,4 +165,35 @@ describe('subagents and kill -9', () => {
       cleanup(cwd);
     }
   }, 90_000);
+
+  test('a daemon stopped (SIGTERM) while a child runs leaves both turns open; after the start the parent gets the child’s reply', async () => {
+    const dataDir = tempDataDir();
+    const cwd = tempDir('agentd-sub-term-');
+    let daemon = await startDaemon({ dataDir, config: { approval_policy: 'auto' } });
+    try {
+      let c = await connect(daemon);
+      const sid = await session(c, { cwd, approval_policy: 'auto' });
+      const id = await c.submitMessage(sid, '!delegate !sleep 1500');
+      const started = await c.waitForEvent(sid, (m) => m.type === 'subagent_started', 20_000);
+      const child = started.child_session_id as string;
+      await c.close();
+      await daemon.stop('SIGTERM');
+      daemon = await startDaemon({ dataDir, config: { approval_policy: 'auto' } });
+      c = await connect(daemon);
+      await c.attach(sid, { replay_batches: 1000 });
+      const end = await c.waitTurnEnd(sid, id, 20_000);
+      expect(end).toMatchObject({ type: 'turn_complete', last_message: 'subagent: slept' });
+      const childAttached = await c.attach(child, { replay_batches: 1000 });
+      await c.waitForSequence(child, childAttached.head_sequence as number);
+      expect(c.events(child).some((m) => m.type === 'turn_interrupted')).toBe(false);
+      expect(c.events(sid).filter((m) => m.type === 'subagent_finished')).toEqual([
+        { type: 'subagent_finished', call_id: started.call_id, child_session_id: child, status: 'complete' },
+      ]);
+      await c.close();
+    } finally {
+      await daemon.stop();
+      cleanup(dataDir);
+      cleanup(cwd);
+    }
+  }, 90_000);
 });

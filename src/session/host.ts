@@ -89,6 +89,7 @@ export class SessionHost implements SessionHostApi {
       open: (id) => this.open(id),
       exists: (id) => this.sessions.has(id) || this.journal.loadSession(id) !== null,
       readAfter: (id, after, limit) => this.journal.readAfter(id, after, limit),
+      closing: () => this.closed,
     });
   }
 

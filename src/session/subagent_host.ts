@@ -23,6 +23,8 @@ export interface SubagentHostAccess {
   /** Whether a session with this id exists in the journal. */
   exists(sessionId: string): boolean;
   readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
+  /** The daemon is shutting down: a parent's call stops without ending its child's turn (both recover). */
+  closing(): boolean;
 }
 
 const PAGE = 256;
@@ -97,13 +99,24 @@ export class HostSubagents implements SubagentPort {
       };
       const onAbort = () => {
         const turnId = watch.activeTurn;
-        const child = this.host.open(childId);
-        if (turnId && child) child.submit({ id: `delegate_interrupt_${++this.interrupts}_${Date.now()}`, op: { type: 'interrupt', turn_id: turnId } });
+        try {
+          // The parent's turn was interrupted (or failed): so is the child's. A shutdown
+          // stops the parent too, but leaves both turns open for recovery.
+          const child = turnId && !this.host.closing() ? this.host.open(childId) : null;
+          child?.submit({ id: `delegate_interrupt_${++this.interrupts}_${Date.now()}`, op: { type: 'interrupt', turn_id: turnId! } });
+        } catch {
+          /* the child cannot be opened (shutting down): recovery handles it */
+        }
         finish(null);
       };
       const follow = () => {
         if (done) return;
-        const child = this.host.open(childId);
+        let child: Session | null;
+        try {
+          child = this.host.open(childId);
+        } catch (err) {
+          return finish({ status: 'failed', text: `the child session ${childId} cannot be opened: ${(err as Error).message}` });
+        }
         if (!child) return finish({ status: 'failed', text: `the child session ${childId} no longer exists` });
         // Subscribe first, then read what is committed up to now: no batch is missed.
         let readUpTo = 0;
