@@ -8,29 +8,25 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connect, type Msg, type TestClient } from './helpers/client.js';
-import { startDaemon, tempDataDir, type Daemon } from './helpers/daemon.js';
+import { startDaemon, type Daemon } from './helpers/daemon.js';
+import { openSession, startLive, stopLive, withRestarts, type Live } from './helpers/live.js';
 import { chunk, sse, startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from './helpers/fake-openai.js';
 import { alive, BASE_ENV, EVERYTHING, everythingServer, FILESYSTEM, fixtureServer } from './helpers/mcp.js';
-import { waitUntil } from './helpers/process.js';
+import { freePort, waitUntil } from './helpers/process.js';
 import { cleanup, tempDir } from './helpers/session.js';
 
 const toolCall = (id: string, name: string, args: object) => [chunk.role(), chunk.tool(0, { id, name, args: JSON.stringify(args) }), chunk.finish('tool_calls')];
 const reply = (text: string) => [chunk.role(), chunk.text(text), chunk.finish('stop')];
 const toolNames = (req: RecordedRequest): string[] => (req.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
+/** The fixture server as `fx`, logging to CWD/fixture.log. */
+function fixtureConfig(cwd: string): unknown {
+  const log = join(cwd, 'fixture.log');
+  writeFileSync(log, '');
+  return { approval_policy: 'auto', mcp_servers: { fx: fixtureServer('normal', { env: { FIXTURE_LOG: log } }) } };
 }
 
 async function turn(c: TestClient, sid: string, text: string, timeoutMs = 20_000): Promise<{ id: string; end: Msg }> {
@@ -87,9 +83,7 @@ describe('MCP tools in sessions, through the daemon and an OpenAI-compatible mod
   });
 
   test('a round trip: the filtered tools with their schemas are offered, a call returns the file, a server that never starts is left out with one warning', async () => {
-    const s = await c.createSession({ cwd, approval_policy: 'auto' });
-    const sid = s.session_id as string;
-    await c.attach(sid);
+    const sid = await openSession(c, { cwd, approval_policy: 'auto' });
     fake.enqueue(sse(toolCall('call_r1', 'fs__read_text_file', { path: 'notes.txt' })), sse(reply('The word is teal.')));
     const first = fake.requests.length;
     const { end } = await turn(c, sid, 'what is in notes.txt?', 40_000);
@@ -112,9 +106,7 @@ describe('MCP tools in sessions, through the daemon and an OpenAI-compatible mod
   }, 60_000);
 
   test('approval "ask" on a server holds its calls under session policy auto; approve runs it; the HTTP server answers too', async () => {
-    const s = await c.createSession({ cwd, approval_policy: 'auto' });
-    const sid = s.session_id as string;
-    await c.attach(sid);
+    const sid = await openSession(c, { cwd, approval_policy: 'auto' });
     fake.enqueue(
       sse(toolCall('call_a1', 'ev__echo', { message: 'hi there' })),
       sse(toolCall('call_a2', 'web__echo', { message: 'over http' })),
@@ -138,9 +130,7 @@ describe('MCP tools in sessions, through the daemon and an OpenAI-compatible mod
   }, 60_000);
 
   test('`session tools` lists every tool with its source, server and status', async () => {
-    const s = await c.createSession({ cwd, approval_policy: 'ask' });
-    const sid = s.session_id as string;
-    await c.attach(sid);
+    const sid = await openSession(c, { cwd, approval_policy: 'ask' });
     await c.submit(sid, 'tools1', { type: 'capability_command', capability: 'session', command: 'tools' });
     const out = await c.waitForEvent(sid, (m) => m.type === 'capability_output' && m.command === 'tools');
     const tools = out.output.tools as Array<Record<string, unknown>>;
@@ -157,31 +147,22 @@ describe('MCP tools in sessions, through the daemon and an OpenAI-compatible mod
 });
 
 describe('MCP failure paths through the daemon (the fixture server, the scripted model)', () => {
-  let daemon: Daemon;
+  let live: Live;
   let c: TestClient;
   let cwd: string;
   let log: string;
+  let daemon: Daemon;
 
   beforeAll(async () => {
-    cwd = tempDir('agentd-mcp-fx-');
+    live = await startLive('agentd-mcp-fx-', fixtureConfig);
+    ({ c, cwd, daemon } = live);
     log = join(cwd, 'fixture.log');
-    writeFileSync(log, '');
-    daemon = await startDaemon({
-      config: { approval_policy: 'auto', mcp_servers: { fx: fixtureServer('normal', { env: { FIXTURE_LOG: log } }) } },
-    });
-    c = await connect(daemon);
   }, 30_000);
 
-  afterAll(async () => {
-    await c?.close();
-    await daemon?.stop();
-    cleanup(cwd);
-  });
+  afterAll(() => stopLive(live));
 
   test('interrupting a long MCP call sends notifications/cancelled and ends the turn interrupted; the server stays usable', async () => {
-    const s = await c.createSession({ cwd, approval_policy: 'auto' });
-    const sid = s.session_id as string;
-    await c.attach(sid);
+    const sid = await openSession(c, { cwd, approval_policy: 'auto' });
     await c.submitMessage(sid, '!mcp fx__slow {"ms": 30000}');
     const begin = await c.waitForEvent(sid, (m) => m.type === 'tool_call_begin', 20_000);
     expect(begin).toMatchObject({ tool: 'fx__slow', arguments: { ms: 30000 } });
@@ -200,9 +181,7 @@ describe('MCP failure paths through the daemon (the fixture server, the scripted
   }, 60_000);
 
   test('a server killed mid-call: the call fails with a clear error, a warning names the server, the next call starts it again', async () => {
-    const s = await c.createSession({ cwd, approval_policy: 'auto' });
-    const sid = s.session_id as string;
-    await c.attach(sid);
+    const sid = await openSession(c, { cwd, approval_policy: 'auto' });
     const crash = await turn(c, sid, '!mcp fx__crash {}');
     expect(crash.end.type).toBe('turn_complete');
     const end = c.events(sid).find((m) => m.type === 'tool_call_end')!;
@@ -221,29 +200,18 @@ describe('MCP failure paths through the daemon (the fixture server, the scripted
 
 describe('MCP and kill -9', () => {
   test('a call in flight gets "outcome unknown" after the restart and is not run again; the server process does not outlive the daemon', async () => {
-    const dataDir = tempDataDir();
-    const cwd = tempDir('agentd-mcp-kill-');
-    const log = join(cwd, 'fixture.log');
-    writeFileSync(log, '');
-    const config = { approval_policy: 'auto', mcp_servers: { fx: fixtureServer('normal', { env: { FIXTURE_LOG: log } }) } };
-    let daemon = await startDaemon({ dataDir, config });
-    try {
-      let c = await connect(daemon);
-      const s = await c.createSession({ cwd, approval_policy: 'auto' });
-      const sid = s.session_id as string;
-      await c.attach(sid);
-      const id = await c.submitMessage(sid, '!mcp fx__slow {"ms": 60000}');
-      await c.waitForEvent(sid, (m) => m.type === 'tool_call_begin', 20_000);
+    await withRestarts('agentd-mcp-kill-', fixtureConfig, async (r) => {
+      const log = join(r.cwd, 'fixture.log');
+      const sid = await openSession(r.c, { cwd: r.cwd, approval_policy: 'auto' });
+      const id = await r.c.submitMessage(sid, '!mcp fx__slow {"ms": 60000}');
+      await r.c.waitForEvent(sid, (m) => m.type === 'tool_call_begin', 20_000);
       await waitUntil(() => /started \d+/.test(readFileSync(log, 'utf8')), 10_000, 'the fixture started');
-      await new Promise((r) => setTimeout(r, 300));
+      await new Promise((res) => setTimeout(res, 300));
       const pid = Number(/started (\d+)/.exec(readFileSync(log, 'utf8'))![1]);
       expect(alive(pid)).toBe(true);
-      await c.close();
-      daemon.proc.kill('SIGKILL');
-      await daemon.exited;
+      await r.restart('SIGKILL');
       await waitUntil(() => !alive(pid), 5000, 'the MCP server ended with the daemon');
-      daemon = await startDaemon({ dataDir, config });
-      c = await connect(daemon);
+      const c = r.c;
       await c.attach(sid, { replay_batches: 1000 });
       const end = await c.waitTurnEnd(sid, id, 20_000);
       expect(end.type).toBe('turn_complete');
@@ -253,11 +221,6 @@ describe('MCP and kill -9', () => {
       // One call, begun once; the next model call may start the server again (a new process).
       expect(c.events(sid).filter((m) => m.type === 'tool_call_begin')).toHaveLength(1);
       expect(c.events(sid).filter((m) => m.type === 'tool_call_end')).toHaveLength(1);
-      await c.close();
-    } finally {
-      await daemon.stop();
-      cleanup(dataDir);
-      cleanup(cwd);
-    }
+    });
   }, 90_000);
 });

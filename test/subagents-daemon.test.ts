@@ -8,16 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { connect, type Msg, type TestClient } from './helpers/client.js';
-import { startDaemon, tempDataDir, type Daemon } from './helpers/daemon.js';
-import { cleanup, tempDir } from './helpers/session.js';
-
-async function session(c: TestClient, config: Record<string, unknown>): Promise<string> {
-  const s = await c.createSession(config);
-  const sid = s.session_id as string;
-  await c.attach(sid);
-  return sid;
-}
+import type { Msg, TestClient } from './helpers/client.js';
+import { openSession as session, startLive, stopLive, withRestarts, type Live } from './helpers/live.js';
 
 async function listAll(c: TestClient, includeChildren?: boolean): Promise<Msg[]> {
   const page = await c.ok({ type: 'list_sessions', limit: 1000, ...(includeChildren !== undefined && { include_children: includeChildren }) });
@@ -25,21 +17,16 @@ async function listAll(c: TestClient, includeChildren?: boolean): Promise<Msg[]>
 }
 
 describe('subagents through the daemon', () => {
-  let daemon: Daemon;
+  let live: Live;
   let c: TestClient;
   let cwd: string;
 
   beforeAll(async () => {
-    cwd = tempDir('agentd-sub-cwd-');
-    daemon = await startDaemon({ config: { approval_policy: 'auto' } });
-    c = await connect(daemon);
+    live = await startLive('agentd-sub-cwd-', () => ({ approval_policy: 'auto' }));
+    ({ c, cwd } = live);
   }, 30_000);
 
-  afterAll(async () => {
-    await c?.close();
-    await daemon?.stop();
-    cleanup(cwd);
-  });
+  afterAll(() => stopLive(live));
 
   test('delegate starts a child with the parent’s cwd and policy; its last message is the result; children are listed only on request', async () => {
     const sid = await session(c, { cwd, approval_policy: 'auto' });
@@ -126,23 +113,16 @@ describe('subagents through the daemon', () => {
 
 describe('subagents and kill -9', () => {
   test('the parent keeps waiting for a child that waits for approval; both are recovered; nothing runs twice', async () => {
-    const dataDir = tempDataDir();
-    const cwd = tempDir('agentd-sub-kill-');
-    let daemon = await startDaemon({ dataDir, config: { approval_policy: 'ask' } });
-    try {
-      let c = await connect(daemon);
-      const sid = await session(c, { cwd, approval_policy: 'ask' });
-      const id = await c.submitMessage(sid, '!delegate !sh echo once >> ran.txt');
-      const started = await c.waitForEvent(sid, (m) => m.type === 'subagent_started', 20_000);
+    await withRestarts('agentd-sub-kill-', () => ({ approval_policy: 'ask' }), async (r) => {
+      const { cwd } = r;
+      const sid = await session(r.c, { cwd, approval_policy: 'ask' });
+      const id = await r.c.submitMessage(sid, '!delegate !sh echo once >> ran.txt');
+      const started = await r.c.waitForEvent(sid, (m) => m.type === 'subagent_started', 20_000);
       const child = started.child_session_id as string;
-      await c.attach(child);
-      const request = await c.waitForEvent(child, (m) => m.type === 'exec_approval_request', 20_000);
-      await c.close();
-      daemon.proc.kill('SIGKILL');
-      await daemon.exited;
-
-      daemon = await startDaemon({ dataDir, config: { approval_policy: 'ask' } });
-      c = await connect(daemon);
+      await r.c.attach(child);
+      const request = await r.c.waitForEvent(child, (m) => m.type === 'exec_approval_request', 20_000);
+      await r.restart('SIGKILL');
+      const c = r.c;
       const parent = (await c.attach(sid, { replay_batches: 1000 })).session;
       expect(parent.status).toBe('running');
       expect(parent.pending_child_approval).toEqual({ child_session_id: child, request });
@@ -158,28 +138,17 @@ describe('subagents and kill -9', () => {
       expect(c.events(sid).filter((m) => m.type === 'subagent_started')).toHaveLength(1);
       expect(c.events(sid).filter((m) => m.type === 'subagent_finished')).toHaveLength(1);
       expect(c.events(sid).filter((m) => m.type === 'turn_resumed')).toHaveLength(1);
-      await c.close();
-    } finally {
-      await daemon.stop();
-      cleanup(dataDir);
-      cleanup(cwd);
-    }
+    });
   }, 90_000);
 
   test('a daemon stopped (SIGTERM) while a child runs leaves both turns open; after the start the parent gets the child’s reply', async () => {
-    const dataDir = tempDataDir();
-    const cwd = tempDir('agentd-sub-term-');
-    let daemon = await startDaemon({ dataDir, config: { approval_policy: 'auto' } });
-    try {
-      let c = await connect(daemon);
-      const sid = await session(c, { cwd, approval_policy: 'auto' });
-      const id = await c.submitMessage(sid, '!delegate !sleep 1500');
-      const started = await c.waitForEvent(sid, (m) => m.type === 'subagent_started', 20_000);
+    await withRestarts('agentd-sub-term-', () => ({ approval_policy: 'auto' }), async (r) => {
+      const sid = await session(r.c, { cwd: r.cwd, approval_policy: 'auto' });
+      const id = await r.c.submitMessage(sid, '!delegate !sleep 1500');
+      const started = await r.c.waitForEvent(sid, (m) => m.type === 'subagent_started', 20_000);
       const child = started.child_session_id as string;
-      await c.close();
-      await daemon.stop('SIGTERM');
-      daemon = await startDaemon({ dataDir, config: { approval_policy: 'auto' } });
-      c = await connect(daemon);
+      await r.restart('SIGTERM');
+      const c = r.c;
       await c.attach(sid, { replay_batches: 1000 });
       const end = await c.waitTurnEnd(sid, id, 20_000);
       expect(end).toMatchObject({ type: 'turn_complete', last_message: 'subagent: slept' });
@@ -189,11 +158,6 @@ describe('subagents and kill -9', () => {
       expect(c.events(sid).filter((m) => m.type === 'subagent_finished')).toEqual([
         { type: 'subagent_finished', call_id: started.call_id, child_session_id: child, status: 'complete' },
       ]);
-      await c.close();
-    } finally {
-      await daemon.stop();
-      cleanup(dataDir);
-      cleanup(cwd);
-    }
+    });
   }, 90_000);
 });
