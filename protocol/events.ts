@@ -128,6 +128,20 @@ export const CapabilityOutputMsgSchema = msg('capability_output', {
   output: z.unknown(),
 });
 
+/** tools2 (runtime.md §13): the parent's `delegate` call `call_id` started child session `child_session_id`. */
+export const SubagentStartedMsgSchema = msg('subagent_started', {
+  call_id: z.string().min(1),
+  child_session_id: IdentifierSchema,
+});
+/** How a subagent's turn ended. */
+export const SubagentStatusSchema = z.enum(['complete', 'failed', 'interrupted']);
+export type SubagentStatus = z.infer<typeof SubagentStatusSchema>;
+export const SubagentFinishedMsgSchema = msg('subagent_finished', {
+  call_id: z.string().min(1),
+  child_session_id: IdentifierSchema,
+  status: SubagentStatusSchema,
+});
+
 export type SessionConfiguredMsg = z.infer<typeof SessionConfiguredMsgSchema>;
 export type UserMessageMsg = z.infer<typeof UserMessageMsgSchema>;
 export type TurnStartedMsg = z.infer<typeof TurnStartedMsgSchema>;
@@ -147,6 +161,8 @@ export type ModelChangedMsg = z.infer<typeof ModelChangedMsgSchema>;
 export type WarningMsg = z.infer<typeof WarningMsgSchema>;
 export type SessionResumeRequestedMsg = z.infer<typeof SessionResumeRequestedMsgSchema>;
 export type CapabilityOutputMsg = z.infer<typeof CapabilityOutputMsgSchema>;
+export type SubagentStartedMsg = z.infer<typeof SubagentStartedMsgSchema>;
+export type SubagentFinishedMsg = z.infer<typeof SubagentFinishedMsgSchema>;
 
 /** Any event message, discriminated on `type`. */
 export const EventMsgSchema = z.discriminatedUnion('type', [
@@ -169,6 +185,8 @@ export const EventMsgSchema = z.discriminatedUnion('type', [
   WarningMsgSchema,
   SessionResumeRequestedMsgSchema,
   CapabilityOutputMsgSchema,
+  SubagentStartedMsgSchema,
+  SubagentFinishedMsgSchema,
 ]);
 export type EventMsg = z.infer<typeof EventMsgSchema>;
 /** The event message variant with the given `type`. */

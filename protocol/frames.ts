@@ -45,6 +45,8 @@ export const ListSessionsSchema = z.strictObject({
   req_id: ReqIdSchema,
   limit: z.number().int().min(1).max(LIMITS.pageMax).optional(),
   before: IdentifierSchema.optional(),
+  /** Subagent sessions (with a `parent_session_id`) are left out unless true. */
+  include_children: z.boolean().optional(),
 });
 export type ListSessions = z.infer<typeof ListSessionsSchema>;
 
@@ -156,6 +158,13 @@ export const SessionDescriptorSchema = z.strictObject({
   pending_approval: ExecApprovalRequestMsgSchema.nullable(),
   /** Admitted messages waiting for their own turn. */
   queued_turns: CountSchema,
+  /** tools2 (runtime.md §13): the session whose `delegate` call started this one, and that call. */
+  parent_session_id: IdentifierSchema.nullable(),
+  parent_call_id: IdentifierSchema.nullable(),
+  /** While a subagent of this session waits for an approval: which child, and its request. */
+  pending_child_approval: z
+    .strictObject({ child_session_id: IdentifierSchema, request: ExecApprovalRequestMsgSchema })
+    .nullable(),
 });
 export type SessionDescriptor = z.infer<typeof SessionDescriptorSchema>;
 

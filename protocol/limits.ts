@@ -41,6 +41,8 @@ export const LIMITS = {
   replayBatchesMax: 10_000,
   /** An `error` frame's message carries at most this many UTF-8 bytes (cut with a marker). */
   errorMessageMaxBytes: 1024,
+  /** How deep subagents nest (runtime.md §13): a root session is depth 0, its child 1, … */
+  maxSubagentDepth: 2,
 } as const;
 
 /** Close codes of the WebSocket (protocol.md "Connecting", docs/protocol.md §2 and §6). */

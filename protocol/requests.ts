@@ -27,7 +27,7 @@ export const REQUEST_ANSWER = {
 export type AnswerOf<T extends ClientRequestType> = Extract<ServerFrame, { type: (typeof REQUEST_ANSWER)[T] }>;
 
 /** The optional fields of `list_sessions`, as a client API takes them. */
-export type ListSessionsOptions = Pick<ListSessions, 'limit' | 'before'>;
+export type ListSessionsOptions = Pick<ListSessions, 'limit' | 'before' | 'include_children'>;
 /** The optional fields of `attach`, as a client API takes them. */
 export type AttachOptions = Pick<Attach, 'replay_batches' | 'after_sequence'>;
 /** One page of a `sessions` answer. */

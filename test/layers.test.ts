@@ -23,7 +23,7 @@ const LAYERS: Record<string, readonly string[]> = {
   model: ['protocol', 'errors'],
   config: ['protocol', 'errors', 'model'],
   tools: ['protocol', 'errors', 'config', 'model'],
-  mcp: ['protocol', 'errors', 'model', 'tools'],
+  mcp: ['protocol', 'errors', 'config', 'model', 'tools'],
   journal: ['protocol', 'errors'],
   session: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal'],
   server: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],

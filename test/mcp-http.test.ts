@@ -1,20 +1,9 @@
 /** MCP over Streamable HTTP: server-everything's HTTP mode on a free loopback port. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { BASE_ENV, byName, context, EVERYTHING, manager } from './helpers/mcp.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './helpers/process.js';
 
 const started: ChildProcess[] = [];
 afterEach(() => {

@@ -3,69 +3,9 @@
  * no I/O. Guards and actions see only the context and the event; what a change produces is
  * an emitted `change` effect. Covers the cutoff, approval and interrupt paths.
  */
-import { initialTransition, transition, type AnyMachineSnapshot } from 'xstate';
+import type { AnyMachineSnapshot } from 'xstate';
 import { describe, expect, test } from 'vitest';
-import type { Submission } from '../protocol/index.js';
-import { parseConfig } from '../src/config/config.js';
-import type { SessionDeps, SessionPorts } from '../src/session/deps.js';
-import type { SessionEffect, SessionEvent, SubmissionFacts } from '../src/session/chart_types.js';
-import { sessionMachine } from '../src/session/machine.js';
-import { newSessionState } from '../src/session/state.js';
-import type { Tool } from '../src/tools/types.js';
-
-/** Ports that fail the test if a guard or an action reaches for them. */
-const ports: SessionPorts = {
-  context: () => {
-    throw new Error('the chart read the transcript');
-  },
-  commitStart: () => {
-    throw new Error('the chart committed');
-  },
-};
-
-function setupChart(policy: 'ask' | 'auto' = 'ask') {
-  let n = 0;
-  const shell: Tool = {
-    spec: { name: 'shell', description: 'run a command', parameters: {} },
-    needsApproval: true,
-    run: () => Promise.reject(new Error('never run under transition()')),
-  };
-  const deps: SessionDeps = {
-    config: parseConfig({ approval_policy: policy }),
-    routes: new Map(),
-    tools: new Map([['shell', shell]]),
-    modelClient: () => {
-      throw new Error('no model under transition()');
-    },
-    newId: (prefix) => `${prefix}_${++n}`,
-  };
-  const state = newSessionState({
-    session_id: 's_chart',
-    cwd: '/work',
-    approval_policy: policy,
-    model: { route: 'scripted', model: 'scripted', reasoning_effort: null, context_window: null },
-    title: null,
-    at: 1,
-  });
-  const [initial] = initialTransition(sessionMachine, { state, deps, ports });
-  return initial;
-}
-
-const facts: SubmissionFacts = { alreadyAdmitted: false, headSequence: 1, other: null };
-let seq = 0;
-const submission = (s: Submission, f: Partial<SubmissionFacts> = {}): SessionEvent => ({
-  type: 'submission',
-  item: { submission: s, ingress_seq: ++seq },
-  facts: { ...facts, ...f },
-});
-
-/** Step the chart; returns the next snapshot and the events of its emitted changes. */
-function step(snapshot: AnyMachineSnapshot, event: SessionEvent) {
-  const [next, actions] = transition(sessionMachine, snapshot as never, event);
-  const effects = actions.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: SessionEffect }).event);
-  const msgs = effects.flatMap((e) => (e.type === 'change' ? e.change.entries.map((x) => JSON.parse(x).msg) : []));
-  return { next, effects, msgs, types: msgs.map((m: { type: string }) => m.type) };
-}
+import { setupChart, step, submission } from './helpers/chart.js';
 
 const started = (s: AnyMachineSnapshot) => s.context.state.turn!;
 

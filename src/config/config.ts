@@ -9,6 +9,7 @@ import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS } fro
 import { ConfigError } from '../errors.js';
 import { thinkingBudget } from '../model/anthropic_request.js';
 import type { ModelRoute } from '../model/types.js';
+import { McpServersSchema } from './mcp_servers.js';
 
 const RouteSchema = z.strictObject({
   provider: z.enum(['scripted', 'openai', 'anthropic']),
@@ -81,6 +82,8 @@ export const ConfigSchema = z.strictObject({
       evict_idle_ms: z.int().min(0).default(30_000),
       // core: admitted messages waiting for their own turn (runtime.md §2)
       max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
+      // tools2: how deep subagents may nest (runtime.md §13): a session at this depth gets no delegate
+      max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
     })
     .prefault({}),
   recovery: z
@@ -97,6 +100,8 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   server: ServerSchema,
   tools: ToolsSchema,
+  // tools2: MCP servers (runtime.md §12), schema in ./mcp_servers.ts
+  mcp_servers: McpServersSchema,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

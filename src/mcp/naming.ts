@@ -6,15 +6,12 @@
  * name is the same after every re-list and restart).
  */
 import { createHash } from 'node:crypto';
+import { sanitizeName } from '../config/mcp_servers.js';
+
+export { sanitizeName, MAX_SERVER_NAME } from '../config/mcp_servers.js';
 
 export const MAX_TOOL_NAME = 64;
-/** Server names are short enough to leave at least 30 characters for the tool part. */
-export const MAX_SERVER_NAME = 32;
 const HASH_HEX = 8;
-
-export function sanitizeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_-]/g, '_');
-}
 
 function hashed(server: string, tool: string, clean: string, prefix: string): string {
   const digest = createHash('sha256').update(`${server}\0${tool}`).digest('hex').slice(0, HASH_HEX);

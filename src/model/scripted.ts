@@ -4,6 +4,9 @@
  *   `!sh CMD`    → calls `shell {command: CMD}`; after the result: `command exited with code N`
  *   `!sleep MS`  → streams `slept` in small deltas spread over MS milliseconds
  *   `!fail`      → the model call fails
+ *   `!delegate TASK` → calls `delegate {task: TASK}`; after the result: `subagent: RESULT`
+ *   `!mcp TOOL JSON` → calls the tool TOOL (e.g. an MCP `SERVER__TOOL`) with the JSON object
+ *                    as arguments; after the result: `tool TOOL answered: RESULT`
  *   anything else → `echo: TEXT` in at least two deltas
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -45,6 +48,14 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
   const context = request.context;
   const last = context[context.length - 1];
   // After a tool result: report how the command ended.
+  if (last?.role === 'tool' && last.tool === 'delegate') {
+    yield* reply(`subagent: ${last.output}`, request);
+    return;
+  }
+  if (last?.role === 'tool' && last.tool !== 'shell') {
+    yield* reply(`tool ${last.tool} answered: ${last.output}`, request);
+    return;
+  }
   if (last?.role === 'tool') {
     const text =
       typeof last.exit_code === 'number'
@@ -71,6 +82,21 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
     yield { type: 'finish', reason: 'tool_calls' };
     return;
   }
+  if (command?.[1] === 'delegate' && command[2]) {
+    yield* callTool('delegate', { task: command[2] }, context);
+    return;
+  }
+  const mcp = command?.[1] === 'mcp' && command[2] ? /^(\S+)(?:\s+([\s\S]*))?$/.exec(command[2]) : null;
+  if (mcp) {
+    let args: unknown = {};
+    try {
+      args = mcp[2] ? JSON.parse(mcp[2]) : {};
+    } catch {
+      /* not JSON: the text itself */
+    }
+    yield* callTool(mcp[1]!, typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { input: mcp[2] }, context);
+    return;
+  }
   if (command?.[1] === 'sleep' && command[2] && /^\d+$/.test(command[2].trim())) {
     const ms = Number(command[2].trim());
     const letters = ['s', 'l', 'e', 'p', 't'];
@@ -88,6 +114,12 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
     throw new ModelError('scripted_failure', 'the scripted model was asked to fail (!fail)');
   }
   yield* reply(`echo: ${userText}`, request);
+}
+
+async function* callTool(tool: string, args: Record<string, unknown>, context: readonly ContextItem[]): AsyncGenerator<ModelChunk> {
+  yield { type: 'tool_call', call: { call_id: `call_${Date.now().toString(36)}_${++callCounter}`, tool, arguments: args } };
+  yield { type: 'usage', input_tokens: contextTokens(context), output_tokens: estimateTokens(JSON.stringify(args)) };
+  yield { type: 'finish', reason: 'tool_calls' };
 }
 
 export const scriptedModel: ModelClient = { stream: scriptedStream };

@@ -21,6 +21,7 @@ export function describeCall(tool: string, args: unknown): string {
   if (cmd !== null) return cmd;
   if (typeof args === 'object' && args !== null) {
     const a = args as Record<string, unknown>;
+    if (tool === 'delegate' && typeof a.task === 'string') return a.task;
     if (typeof a.path === 'string') {
       const extra = typeof a.content === 'string' ? ` (${a.content.length} chars)` : '';
       return `${a.path}${extra}`;

@@ -55,7 +55,7 @@ function createSession(conn: ClientConnection, frame: CreateSession): void {
 }
 
 function listSessions(conn: ClientConnection, frame: ListSessions): void {
-  const listed = conn.host.list({ limit: frame.limit ?? LIMITS.listSessionsDefault, before: frame.before });
+  const listed = conn.host.list({ limit: frame.limit ?? LIMITS.listSessionsDefault, before: frame.before, include_children: frame.include_children });
   // Cut to the frame limit by encoded bytes; next_before continues after the cut.
   const page = sessionsPage(frame.req_id, listed.sessions, listed.next_before);
   if (page.left_out.length > 0) {

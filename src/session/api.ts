@@ -45,6 +45,8 @@ export interface SessionHandle {
 export interface ListOptions {
   limit: number;
   before?: string;
+  /** Subagent sessions are left out unless true. */
+  include_children?: boolean;
 }
 
 /**

@@ -11,9 +11,10 @@ import type { Tx } from './tx.js';
 /** Does the current call of the active turn wait for approval? */
 export function currentCallNeedsApproval(state: SessionState, deps: SessionDeps): boolean {
   const current = state.turn?.calls[0];
-  if (!current || current.approved || state.approval_policy !== 'ask') return false;
-  const tool = deps.tools.get(current.call.tool);
-  if (!tool?.needsApproval) return false;
+  if (!current || current.approved) return false;
+  // The mode the tool was offered with (an MCP server's `approval`), else the built-in's.
+  const mode = current.approval ?? (deps.tools.get(current.call.tool)?.needsApproval ? 'session' : 'auto');
+  if (mode === 'auto' || (mode === 'session' && state.approval_policy !== 'ask')) return false;
   return !state.approved_for_session.includes(callKey(current.call));
 }
 

@@ -2,7 +2,7 @@
  * The session chart's vocabulary: its context, the events it takes (with the facts the
  * pump looked up), the effects it emits for the Session to carry out, and its input.
  */
-import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
+import type { OtherSession, SessionDeps, SessionPorts, ToolListing } from './deps.js';
 import type { InboxItem } from './inbox.js';
 import type { ModelEvent } from './model_step.js';
 import type { SessionState } from './state.js';
@@ -42,6 +42,8 @@ export interface SubmissionFacts {
   headSequence: number;
   /** For `resume_session`: the requested session's summary; null when none or invalid. */
   other: OtherSession | null;
+  /** For `capability_command session tools`: every tool and MCP server as they are now. */
+  tools?: ToolListing | null;
 }
 
 export type SessionEvent =

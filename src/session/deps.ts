@@ -8,6 +8,7 @@ import type { ModelInfo, SessionStatus } from '../../protocol/index.js';
 import type { Config } from '../config/config.js';
 import type { ContextItem, ModelClient, ModelRoute } from '../model/types.js';
 import type { Tool } from '../tools/types.js';
+import type { ToolListing, ToolOffer } from './toolbox.js';
 
 /** Another session as `resume_session` shows it: its descriptor's summary, never its transcript. */
 export interface OtherSession {
@@ -32,4 +33,10 @@ export interface SessionPorts {
   context(): readonly ContextItem[];
   /** Commit what is pending now; false when the commit failed (a tool call's start). */
   commitStart(): boolean;
+  /** What the next model call is offered (MCP servers started as needed) and new warnings. */
+  offerTools(): Promise<ToolOffer>;
+  /** The tool a call names, looked up when it runs (built-in, delegate or MCP). */
+  tool(name: string): Promise<Tool | undefined>;
 }
+
+export type { ToolListing };

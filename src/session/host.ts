@@ -13,6 +13,8 @@ import { AgentdError } from '../errors.js';
 import { Journal } from '../journal/journal.js';
 import { createModelClient } from '../model/registry.js';
 import type { ModelClient, ModelRoute } from '../model/types.js';
+import { McpManager } from '../mcp/index.js';
+import { shellEnvPolicy, toolEnv } from '../tools/env.js';
 import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
@@ -20,6 +22,9 @@ import { eventEntry } from './event_fit.js';
 import type { FaultCause } from './chart_types.js';
 import { recordUnrecoverable } from './recorder.js';
 import { Session } from './session.js';
+import { createDelegateTool, DELEGATE_TOOL } from './subagent.js';
+import { HostSubagents } from './subagent_host.js';
+import { SessionToolbox } from './toolbox.js';
 import { newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
 import { Tx } from './tx.js';
 
@@ -61,6 +66,9 @@ export class SessionHost implements SessionHostApi {
   private readonly evictTimers = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
   private readonly routes: Map<string, ModelRoute>;
   private readonly toolset: Toolset;
+  /** The MCP servers, shared per (server, cwd) — see docs/tools.md "What is shared". */
+  private readonly mcp: McpManager;
+  private readonly subagents: HostSubagents;
   /** Sessions whose actor stopped itself with its turn open, and why (until it is next hydrated). */
   private readonly faults = new Map<string, FaultCause>();
   private closed = false;
@@ -71,6 +79,18 @@ export class SessionHost implements SessionHostApi {
     this.routes = resolveRoutes(options.config);
     this.toolset = createTools(options.config, { dataDir: options.dataDir });
     options.logger?.info({ containment: this.toolset.containment }, 'shell commands run contained');
+    // A stdio MCP server gets the shell's minimal environment plus its own `env`.
+    this.mcp = new McpManager(options.config.mcp_servers, {
+      baseEnv: toolEnv(shellEnvPolicy(options.config)),
+      outputCapBytes: options.config.limits.shell_output_cap_bytes,
+    });
+    this.subagents = new HostSubagents({
+      createChild: (config, child) => this.create(config, child),
+      open: (id) => this.open(id),
+      exists: (id) => this.sessions.has(id) || this.journal.loadSession(id) !== null,
+      readAfter: (id, after, limit) => this.journal.readAfter(id, after, limit),
+      closing: () => this.closed,
+    });
   }
 
   /** Open the data dir's journal and recover every session with unfinished work. */
@@ -119,7 +139,11 @@ export class SessionHost implements SessionHostApi {
     }
   }
 
-  create(config: CreateSessionConfig): SessionDescriptor {
+  /** A new session; `child` makes it a subagent (runtime.md §13) with that id. */
+  create(
+    config: CreateSessionConfig,
+    child?: { id: string; parent: { session_id: string; call_id: string }; depth: number },
+  ): SessionDescriptor {
     const { config: cfg } = this.options;
     const routeName = config.model_route ?? cfg.models.default;
     const route = this.routes.get(routeName);
@@ -137,12 +161,13 @@ export class SessionHost implements SessionHostApi {
     }
     const now = Date.now();
     const state = newSessionState({
-      session_id: `s_${nanoid()}`,
+      session_id: child?.id ?? `s_${nanoid()}`,
       cwd,
       approval_policy: config.approval_policy ?? cfg.approval_policy,
       model: { route: route.route, model: route.model, reasoning_effort: null, context_window: route.context_window },
       title: config.title ?? null,
       at: now,
+      ...(child && { parent: child.parent, depth: child.depth }),
     });
     const configured = new Tx(state).emit({
       type: 'session_configured',
@@ -163,20 +188,33 @@ export class SessionHost implements SessionHostApi {
     return session.descriptor();
   }
 
+  /** Newest first; subagent sessions only with `include_children` (pages are filled past them). */
   list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {
-    const rows = this.journal.listSessions(options.limit + 1, options.before);
-    const page = rows.slice(0, options.limit);
     const sessions: SessionDescriptor[] = [];
-    for (const row of page) {
-      const live = this.sessions.get(row.sessionId);
-      try {
-        sessions.push(live ? live.descriptor() : toDescriptor(parseCheckpoint(row.checkpoint), row.headSequence));
-      } catch (err) {
-        // One unreadable checkpoint must not hide every other session.
-        this.options.logger?.warn({ err, session_id: row.sessionId }, 'unreadable checkpoint left out of the list');
+    let before = options.before;
+    for (;;) {
+      const rows = this.journal.listSessions(options.limit + 1, before);
+      const page = rows.slice(0, options.limit);
+      for (const row of page) {
+        const live = this.sessions.get(row.sessionId);
+        let descriptor: SessionDescriptor;
+        try {
+          descriptor = live ? live.descriptor() : toDescriptor(parseCheckpoint(row.checkpoint), row.headSequence);
+        } catch (err) {
+          // One unreadable checkpoint must not hide every other session.
+          this.options.logger?.warn({ err, session_id: row.sessionId }, 'unreadable checkpoint left out of the list');
+          continue;
+        }
+        if (descriptor.parent_session_id !== null && !options.include_children) continue;
+        sessions.push(descriptor);
+        if (sessions.length === options.limit) {
+          const more = row !== rows[rows.length - 1];
+          return { sessions, next_before: more ? row.sessionId : null };
+        }
       }
+      if (rows.length <= options.limit) return { sessions, next_before: null };
+      before = page[page.length - 1]!.sessionId;
     }
-    return { sessions, next_before: rows.length > options.limit ? page[page.length - 1]!.sessionId : null };
   }
 
   open(sessionId: string): Session | null {
@@ -225,7 +263,7 @@ export class SessionHost implements SessionHostApi {
     this.sessions.clear();
     this.journal.close();
     // Stopping sent TERM to running tool processes; make sure none outlives the daemon.
-    await this.toolset.close();
+    await Promise.all([this.toolset.close(), this.mcp.close()]);
   }
 
   private hydrate(state: SessionState, headSequence: number, created?: { at: number; change: ReturnType<Tx['toChange']> }): Session {
@@ -233,6 +271,15 @@ export class SessionHost implements SessionHostApi {
     const id = state.session_id;
     const fault = this.faults.get(id) ?? null;
     this.faults.delete(id);
+    const delegate = createDelegateTool(
+      this.subagents,
+      () => {
+        const s = session.state;
+        return { session_id: s.session_id, cwd: s.cwd, approval_policy: s.approval_policy, route: s.model.route, depth: s.depth ?? 0 };
+      },
+      config.limits.max_subagent_depth,
+    );
+    const builtins = new Map([...this.toolset.tools, [DELEGATE_TOOL, delegate]]);
     const session: Session = new Session({
       journal: this.journal,
       state,
@@ -246,6 +293,8 @@ export class SessionHost implements SessionHostApi {
         modelClient: this.options.modelClient ?? createModelClient,
         newId: (prefix) => `${prefix}_${nanoid()}`,
       },
+      toolbox: new SessionToolbox(builtins, this.mcp.toolset(state.cwd)),
+      childApproval: (s) => this.subagents.childApproval(s),
       lookupSession: (other) => this.lookup(other),
       ...(created && { created }),
       fault,

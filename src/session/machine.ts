@@ -22,7 +22,7 @@ import type { SessionContext, SessionEffect, SessionEvent, SessionInput } from '
 import { journalFailureNote, LENGTH_CONTINUATION_NOTE, modelStepInput, RESTART_NOTE } from './model_request.js';
 import { modelStep } from './model_step.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
-import { finishCall, toolRun, type ToolRunInput } from './tool_step.js';
+import { finishCall, recordSubagent, toolRun, type ToolRunInput } from './tool_step.js';
 import {
   completeTurn,
   drainSteer,
@@ -31,6 +31,7 @@ import {
   interruptTurn,
   startQueuedTurn,
 } from './turn.js';
+import { DELEGATE_TOOL } from './subagent.js';
 import { Tx } from './tx.js';
 
 type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
@@ -119,7 +120,7 @@ export const sessionMachine = setup({
         case 'set_model':
           return setModel(tx, ctx.deps, o, id);
         case 'capability_command':
-          return capabilityCommand(tx, o, id, facts.headSequence);
+          return capabilityCommand(tx, o, id, facts.headSequence, facts.tools ?? null);
         case 'resume_session':
           return resumeSession(tx, facts.other, o, id);
       }
@@ -130,12 +131,15 @@ export const sessionMachine = setup({
       interruptTurn(tx, 'interrupted', ctx.stepText, { submission_id: sub(event).item.submission.id }),
     ),
     resetStep: assign({ stepText: '', stepFailure: null, stepFinish: null }),
+    recordWarnings: change((tx, _ctx, event: Ev<'model.warnings'>) => {
+      for (const message of event.messages) tx.emit({ type: 'warning', message });
+    }),
     recordDeltas: change((tx, ctx, event: Ev<'model.deltas'>) => {
       tx.emitMessageDeltas(event.deltas);
       return { stepText: ctx.stepText + event.deltas.join('') };
     }),
     endStep: change((tx, ctx, event: Ev<'model.done'>) => ({
-      stepFailure: endModelStep(tx, ctx.deps, { ...event.result, text: ctx.stepText }),
+      stepFailure: endModelStep(tx, ctx.deps, { ...event.result, text: ctx.stepText }, event.approvals),
       stepText: '',
       stepFinish: event.result.finish,
     })),
@@ -178,6 +182,7 @@ export const sessionMachine = setup({
       if (callId) tx.emitOutputDeltas(callId, event.chunks);
     }),
     finishCall: change((tx, _ctx, event: Ev<'tool.done'>) => finishCall(tx, event.result)),
+    recordSubagent: change((tx, _ctx, event: Ev<'tool.subagent'>) => recordSubagent(tx, event.child_session_id)),
     drainSteer: change((tx) => drainSteer(tx)),
     resumeTurn: change((tx, ctx) => {
       const turn = tx.turn;
@@ -186,7 +191,12 @@ export const sessionMachine = setup({
       tx.setTurn({ recovery_attempts: attempt, approval: null });
       // After a journal failure the result and a warning name the real cause, not a restart.
       if (fault) tx.emit({ type: 'warning', message: `the turn was paused because ${fault.message}; it resumes from its last checkpoint` });
-      if (turn.calls[0]?.started) finishCall(tx, { status: 'error', output: fault ? journalFailureNote(fault.message) : RESTART_NOTE });
+      // A started delegate call keeps waiting for its child (recovered as any session): it
+      // runs again, finds the same child, and the child's message is admitted once.
+      const current = turn.calls[0];
+      if (current?.started && current.call.tool !== DELEGATE_TOOL) {
+        finishCall(tx, { status: 'error', output: fault ? journalFailureNote(fault.message) : RESTART_NOTE });
+      }
       tx.emit({ type: 'turn_resumed', attempt });
       return { fault: null };
     }),
@@ -280,6 +290,7 @@ export const sessionMachine = setup({
           },
           on: {
             'model.deltas': { actions: 'recordDeltas' },
+            'model.warnings': { actions: 'recordWarnings' },
             'model.done': { target: 'stepEnd', actions: 'endStep' },
             'model.failed': { target: '#session.draining', actions: 'failModel' },
           },
@@ -321,11 +332,12 @@ export const sessionMachine = setup({
             src: 'toolRun',
             input: ({ context }): ToolRunInput => {
               const call = context.state.turn!.calls[0]!.call;
-              return { call, tool: context.deps.tools.get(call.tool), cwd: context.state.cwd, commitStart: context.ports.commitStart };
+              return { call, tool: context.ports.tool, cwd: context.state.cwd, commitStart: context.ports.commitStart };
             },
           },
           on: {
             'tool.output': { actions: 'recordOutput' },
+            'tool.subagent': { actions: 'recordSubagent' },
             'tool.done': { target: 'tools', actions: 'finishCall' },
           },
         },

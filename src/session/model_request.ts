@@ -29,15 +29,14 @@ function unknownRouteClient(route: string): ModelClient {
 /** The input of the model-step child actor; the context is read when the call starts. */
 export function modelStepInput(state: SessionState, deps: SessionDeps, ports: SessionPorts): ModelStepInput {
   const route = deps.routes.get(state.model.route);
-  const tools = [...deps.tools.values()].map((t) => t.spec);
   return {
     client: route ? deps.modelClient(route) : unknownRouteClient(state.model.route),
-    request: (): Omit<ModelRequest, 'signal'> => ({
+    request: (): Omit<ModelRequest, 'signal' | 'tools'> => ({
       route: route ?? { route: state.model.route, provider: 'scripted', model: state.model.model, context_window: null },
       reasoning_effort: state.model.reasoning_effort,
       context: ports.context().slice(),
-      tools,
     }),
+    tools: ports.offerTools,
     idleTimeoutMs: deps.config.limits.model_idle_timeout_ms,
   };
 }

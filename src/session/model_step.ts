@@ -7,19 +7,24 @@ import { fromCallback } from 'xstate';
 import type { TurnFailureCode } from '../../protocol/index.js';
 import { ModelError, type ModelClient, type ModelRequest, type ToolCallRequest } from '../model/types.js';
 import { Coalescer } from './coalescer.js';
+import type { ToolApproval, ToolOffer } from './toolbox.js';
 import type { StepResult } from './turn.js';
 
 export interface ModelStepInput {
   client: ModelClient;
-  /** Built when the call starts (the context as it stands then). */
-  request: () => Omit<ModelRequest, 'signal'>;
+  /** Built when the call starts (the context as it stands then); the tools come from `tools`. */
+  request: () => Omit<ModelRequest, 'signal' | 'tools'>;
+  /** The tools offered to this call (MCP servers are started here, before the request). */
+  tools: () => Promise<ToolOffer>;
   idleTimeoutMs: number;
 }
 
 export type ModelEvent =
   | { type: 'model.deltas'; deltas: string[] }
+  /** MCP server failures to journal as `warning` events (before the call's reply). */
+  | { type: 'model.warnings'; messages: string[] }
   /** The reply's text is what the deltas carried (the actor keeps it): not repeated here. */
-  | { type: 'model.done'; result: Omit<StepResult, 'text'> }
+  | { type: 'model.done'; result: Omit<StepResult, 'text'>; approvals?: Record<string, ToolApproval> }
   | { type: 'model.failed'; code: TurnFailureCode; message: string };
 
 /** Deltas handed to the actor in one event at most (bounds event and batch sizes). */
@@ -58,8 +63,16 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     const calls: ToolCallRequest[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
+    // Starting MCP servers (each within its startup_timeout_ms) is not the model's idle time.
+    clearTimeout(idle);
+    const offer = await input.tools();
+    if (controller.signal.aborted) return;
+    if (offer.warnings.length > 0) sendBack({ type: 'model.warnings', messages: offer.warnings });
+    lastChunkAt = Date.now();
+    idle = setTimeout(onIdleTimer, input.idleTimeoutMs);
     const request = {
       ...input.request(),
+      tools: offer.specs,
       signal: controller.signal,
       // The provider backs off before a retry: the idle window starts after the wait.
       onBackoff: (ms: number) => {
@@ -89,7 +102,13 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     if (calls.length > 0) finish = 'tool_calls';
     flushDeltas();
     finished = true;
-    sendBack({ type: 'model.done', result: { calls, finish, usage } });
+    // The approval mode of each tool called, as offered (an MCP server's `approval`).
+    const approvals: Record<string, ToolApproval> = {};
+    for (const call of calls) {
+      const mode = offer.approvals[call.tool];
+      if (mode) approvals[call.tool] = mode;
+    }
+    sendBack({ type: 'model.done', result: { calls, finish, usage }, approvals });
   };
 
   run()

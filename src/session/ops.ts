@@ -4,7 +4,7 @@
  * that do not apply.
  */
 import { LIMITS, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
-import type { OtherSession, SessionDeps } from './deps.js';
+import type { OtherSession, SessionDeps, ToolListing } from './deps.js';
 import { sessionStatus } from './state.js';
 import type { Tx } from './tx.js';
 
@@ -27,8 +27,14 @@ export function setModel(tx: Tx, deps: SessionDeps, op: SetModelOp, submissionId
   tx.emit({ type: 'model_changed', ...model }, { submission_id: submissionId });
 }
 
-/** The built-in capability `session`: commands `status` and `title`. */
-export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId: string, headSequence: number): void {
+/** The built-in capability `session`: commands `status`, `title` and `tools` (the listing the pump looked up). */
+export function capabilityCommand(
+  tx: Tx,
+  op: CapabilityCommandOp,
+  submissionId: string,
+  headSequence: number,
+  tools: ToolListing | null = null,
+): void {
   const tags = { submission_id: submissionId };
   if (op.capability !== 'session') {
     tx.emit({ type: 'warning', message: `unknown capability "${op.capability}"` }, tags);
@@ -67,8 +73,11 @@ export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId:
       tx.emit({ type: 'capability_output', capability: 'session', command: 'title', output: { title: tx.state.title } }, tags);
       return;
     }
+    case 'tools':
+      tx.emit({ type: 'capability_output', capability: 'session', command: 'tools', output: tools ?? { tools: [], mcp_servers: [] } }, tags);
+      return;
     default:
-      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title)` }, tags);
+      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools)` }, tags);
   }
 }
 

@@ -17,7 +17,8 @@ import { Inbox, type InboxItem } from './inbox.js';
 import type { FaultCause, SessionEvent, SubmissionFacts } from './chart_types.js';
 import { sessionMachine } from './machine.js';
 import { Recorder } from './recorder.js';
-import { toDescriptor, type SessionState } from './state.js';
+import { toDescriptor, type PendingChildApproval, type SessionState } from './state.js';
+import { SessionToolbox } from './toolbox.js';
 import { Transcript } from './transcript.js';
 import type { Change } from './tx.js';
 
@@ -28,6 +29,10 @@ export interface SessionOptions {
   groupCommitMs: number;
   inboxCapacity: number;
   deps: SessionDeps;
+  /** The session's tools (built-in, delegate, MCP); closed when the session stops. Default: deps.tools only. */
+  toolbox?: SessionToolbox;
+  /** The approval a subagent of this session waits for (its parent descriptor's `pending_child_approval`). */
+  childApproval?(state: SessionState): PendingChildApproval | null;
   /** Another session's summary for resume_session; null if none or invalid. */
   lookupSession(sessionId: string): OtherSession | null;
   /** A brand-new session: its first change (session_configured), committed with the session row. */
@@ -49,6 +54,7 @@ export class Session implements SessionHandle {
   private readonly actor: Actor<typeof sessionMachine>;
   private readonly inbox: Inbox;
   private readonly recorder: Recorder;
+  private readonly toolbox: SessionToolbox;
   private readonly listeners = new Set<(batch: CommittedBatch) => void>();
   private readonly stopListeners = new Set<(reason: string) => void>();
   private pumping = false;
@@ -89,7 +95,13 @@ export class Session implements SessionHandle {
         failed: (error, committed) => this.commitFailed(error, committed),
       },
     });
-    const ports: SessionPorts = { context: () => transcript.all(), commitStart: () => this.recorder.flush() };
+    this.toolbox = options.toolbox ?? new SessionToolbox(options.deps.tools, null);
+    const ports: SessionPorts = {
+      context: () => transcript.all(),
+      commitStart: () => this.recorder.flush(),
+      offerTools: () => this.toolbox.offer(),
+      tool: (name) => this.toolbox.tool(name),
+    };
     this.actor = createActor(sessionMachine, { input: { state, deps: options.deps, ports, fault: options.fault ?? null } });
     this.actor.on('change', ({ change }) => this.recorder.record(change));
     this.actor.on('rollback', () => this.recorder.discardPending());
@@ -135,7 +147,8 @@ export class Session implements SessionHandle {
   }
 
   descriptor(): SessionDescriptor {
-    return toDescriptor(this.state, this.recorder.headSequence);
+    const state = this.state;
+    return toDescriptor(state, this.recorder.headSequence, this.options.childApproval?.(state) ?? null);
   }
 
   /** The session's current state (read-only view, for the host and tests). */
@@ -180,6 +193,7 @@ export class Session implements SessionHandle {
     this.actor.send({ type: 'stop' });
     this.recorder.dispose();
     this.actor.stop();
+    this.toolbox.close();
   }
 
   private commitFailed(error: Error, committed: SessionState): void {
@@ -213,6 +227,7 @@ export class Session implements SessionHandle {
     this.stopped = true;
     for (const item of this.inbox.stop()) item.onRejected?.(reason);
     this.recorder.dispose();
+    this.toolbox.close();
     for (const l of [...this.stopListeners]) l(reason);
     this.options.onFault?.(cause);
   }
@@ -237,6 +252,7 @@ export class Session implements SessionHandle {
       alreadyAdmitted: op.type === 'message' && this.options.journal.isAdmitted(this.id, id),
       headSequence: this.recorder.headSequence,
       other: op.type === 'resume_session' ? this.options.lookupSession(op.session_id) : null,
+      tools: op.type === 'capability_command' && op.capability === 'session' && op.command === 'tools' ? this.toolbox.listing() : null,
     };
   }
 

@@ -6,6 +6,7 @@
  */
 import type { ApprovalPolicy, ExecApprovalRequestMsg, ModelInfo, SessionDescriptor, TokenUsage } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
+import type { ToolApproval } from './toolbox.js';
 
 export const CHECKPOINT_VERSION = 1;
 
@@ -25,6 +26,10 @@ export interface CallState {
   started_at: number | null;
   /** Set when the call's arguments were refused (too large or too deep): why. */
   refused?: string;
+  /** The tool's approval mode as offered to the model (absent: the built-in tool decides). */
+  approval?: ToolApproval;
+  /** A `delegate` call: the child session it started (recorded with `subagent_started`). */
+  child_session_id?: string;
 }
 
 export interface ActiveTurn {
@@ -68,7 +73,14 @@ export interface SessionState {
   usage_total: TokenUsage;
   /** Number of transcript items (the model context) committed with this state. */
   transcript_length: number;
+  /** A subagent (runtime.md §13): the parent session and its `delegate` call; absent for a root session. */
+  parent?: { session_id: string; call_id: string };
+  /** Subagent depth: 0 for a root session, 1 for its child, … (absent: 0). */
+  depth?: number;
 }
+
+/** A subagent's pending approval, as its parent's descriptor shows it. */
+export type PendingChildApproval = NonNullable<SessionDescriptor['pending_child_approval']>;
 
 export const ZERO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0 };
 
@@ -86,6 +98,8 @@ export function newSessionState(fields: {
   model: ModelInfo;
   title: string | null;
   at: number;
+  parent?: { session_id: string; call_id: string };
+  depth?: number;
 }): SessionState {
   return {
     version: CHECKPOINT_VERSION,
@@ -102,6 +116,8 @@ export function newSessionState(fields: {
     approved_for_session: [],
     usage_total: ZERO_USAGE,
     transcript_length: 0,
+    ...(fields.parent && { parent: fields.parent }),
+    ...(fields.depth && { depth: fields.depth }),
   };
 }
 
@@ -135,7 +151,11 @@ export function sessionStatus(state: SessionState): SessionDescriptor['status'] 
   return state.turn.approval ? 'awaiting_approval' : 'running';
 }
 
-export function toDescriptor(state: SessionState, headSequence: number): SessionDescriptor {
+export function toDescriptor(
+  state: SessionState,
+  headSequence: number,
+  pendingChildApproval: PendingChildApproval | null = null,
+): SessionDescriptor {
   return {
     session_id: state.session_id,
     title: state.title,
@@ -149,6 +169,9 @@ export function toDescriptor(state: SessionState, headSequence: number): Session
     active_turn_id: state.turn?.turn_id ?? null,
     pending_approval: state.turn?.approval ?? null,
     queued_turns: state.queue.length,
+    parent_session_id: state.parent?.session_id ?? null,
+    parent_call_id: state.parent?.call_id ?? null,
+    pending_child_approval: pendingChildApproval,
   };
 }
 

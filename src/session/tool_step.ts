@@ -12,7 +12,8 @@ import type { Tx } from './tx.js';
 
 export interface ToolRunInput {
   call: ToolCallRequest;
-  tool: Tool | undefined;
+  /** Finds the tool the call names (built-in, delegate or MCP) when it runs. */
+  tool(name: string): Promise<Tool | undefined>;
   cwd: string;
   /** Commit the "started" checkpoint before anything runs (no silent re-run after a crash). */
   commitStart(): boolean;
@@ -20,6 +21,7 @@ export interface ToolRunInput {
 
 export type ToolEvent =
   | { type: 'tool.output'; chunks: Array<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>> }
+  | { type: 'tool.subagent'; child_session_id: string }
   | { type: 'tool.done'; result: ToolResult };
 
 /** Child actor: runs the tool; stopping the actor aborts it (the shell kills its process group). */
@@ -33,13 +35,19 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
   );
   const flushOutput = () => output.flush();
   const run = async (): Promise<ToolResult> => {
-    if (!input.tool) return { status: 'error', output: `unknown tool "${input.call.tool}"` };
+    const tool = await input.tool(input.call.tool);
+    if (controller.signal.aborted) return { status: 'error', output: 'interrupted' };
+    if (!tool) return { status: 'error', output: `unknown tool "${input.call.tool}"` };
     if (!input.commitStart()) return { status: 'error', output: 'not run: the journal could not record the start' };
-    return input.tool.run(input.call.arguments, {
+    return tool.run(input.call.arguments, {
       cwd: input.cwd,
       signal: controller.signal,
       onOutput(stream, chunk) {
         output.push({ stream, chunk });
+      },
+      callId: input.call.call_id,
+      onSubagent(child_session_id) {
+        if (!controller.signal.aborted) sendBack({ type: 'tool.subagent', child_session_id });
       },
     });
   };
@@ -67,10 +75,18 @@ export interface CallResult {
   status: ToolCallStatus;
   output: string;
   exit_code?: number;
+  /** A `delegate` call: how its child's turn ended. */
+  subagent?: ToolResult['subagent'];
 }
 
 /** End one call: its `tool_call_end` event and its result in the model context. */
 export function endCall(tx: Tx, current: CallState, result: CallResult): void {
+  // A delegate call's child: how it ended (closing an unfinished call: as this call ended).
+  const child = result.subagent?.child_session_id ?? current.child_session_id;
+  if (child) {
+    const status = result.subagent?.status ?? (result.status === 'interrupted' ? 'interrupted' : 'failed');
+    tx.emit({ type: 'subagent_finished', call_id: current.call.call_id, child_session_id: child, status });
+  }
   tx.emit({
     type: 'tool_call_end',
     call_id: current.call.call_id,
@@ -99,4 +115,12 @@ export function finishCall(tx: Tx, result: CallResult): void {
     tool_calls: turn.tool_calls + 1,
     failed_tool_calls: turn.failed_tool_calls + (result.status !== 'ok' ? 1 : 0),
   });
+}
+
+/** A delegate call started (or, run again after a restart, found) its child: `subagent_started`, once. */
+export function recordSubagent(tx: Tx, childSessionId: string): void {
+  const [current, ...rest] = tx.turn.calls;
+  if (!current || current.child_session_id === childSessionId) return;
+  tx.emit({ type: 'subagent_started', call_id: current.call.call_id, child_session_id: childSessionId });
+  tx.setTurn({ calls: [{ ...current, child_session_id: childSessionId }, ...rest] });
 }

@@ -5,6 +5,7 @@
 import type { TokenUsage, TurnFailureCode } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
+import type { ToolApproval } from './toolbox.js';
 import { addUsage, newTurn, type CallState } from './state.js';
 import { callKey, toolArgumentsProblem } from './tool_args.js';
 import { endCall } from './tool_step.js';
@@ -54,7 +55,12 @@ export interface StepFailure {
  * Record a finished model call: its reply, usage and tool calls. Returns the failure when
  * a turn limit is hit (doom loop), else null.
  */
-export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepFailure | null {
+export function endModelStep(
+  tx: Tx,
+  deps: SessionDeps,
+  step: StepResult,
+  approvals: Readonly<Record<string, ToolApproval>> = {},
+): StepFailure | null {
   const turn = tx.turn;
   if (step.text || step.calls.length === 0) tx.emit({ type: 'agent_message', text: step.text });
   let usage = turn.usage;
@@ -69,9 +75,10 @@ export function endModelStep(tx: Tx, deps: SessionDeps, step: StepResult): StepF
   // the call gets an error result saying why.
   const calls: CallState[] = step.calls.map((call) => {
     const refused = toolArgumentsProblem(call.arguments);
+    const approval = approvals[call.tool];
     return refused
       ? { call: { ...call, arguments: {} }, started: false, approved: false, started_at: null, refused }
-      : { call, started: false, approved: false, started_at: null };
+      : { call, started: false, approved: false, started_at: null, ...(approval && { approval }) };
   });
   const requested = calls.map((c) => c.call);
   tx.append({

@@ -3,7 +3,7 @@
  * model should see (bad path, non-zero exit): they return a ToolResult with status
  * "error" and a readable output.
  */
-import type { OutputStream } from '../../protocol/index.js';
+import type { OutputStream, SubagentStatus } from '../../protocol/index.js';
 import type { ToolSpec } from '../model/types.js';
 
 export interface ToolContext {
@@ -13,12 +13,18 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Streamed output (shell); each call becomes an `exec_output_delta` event. */
   onOutput(stream: OutputStream, chunk: string): void;
+  /** The model's id of this call (the session always gives it). */
+  callId?: string;
+  /** `delegate`: the call started (or found) this child session; journaled as `subagent_started`. */
+  onSubagent?(childSessionId: string): void;
 }
 
 export interface ToolResult {
   status: 'ok' | 'error';
   output: string;
   exit_code?: number;
+  /** `delegate`: the child session and how its turn ended (journaled as `subagent_finished`). */
+  subagent?: { child_session_id: string; status: SubagentStatus };
 }
 
 export interface Tool {

@@ -7,7 +7,7 @@ import { Box, useApp, useInput, type Key } from 'ink';
 import { useCallback, useMemo, useRef, useSyncExternalStore } from 'react';
 import { ApprovalPrompt, approvalPromptHeight } from './approval-prompt.js';
 import { parseCommand, suggest } from './commands.js';
-import { askedApproval, type TuiController } from './controller.js';
+import { approvalTarget, type TuiController } from './controller.js';
 import { useArm, useSyncState, useTerminalSize } from './hooks.js';
 import { commit, emptyInput, setValue, type InputState } from './input.js';
 import { DEFAULT_PLACEHOLDER, InputBox, inputBoxHeight } from './input-box.js';
@@ -54,7 +54,9 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
 
   const width = Math.max(20, size.columns);
   const info = view.transcript.info;
-  const asked = askedApproval(view);
+  const target = approvalTarget(view);
+  const asked = target?.request ?? null;
+  const askedChild = target?.child ? target.sessionId : undefined;
 
   // ---- layout ----
   const textWidth = width - 2;
@@ -66,7 +68,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
   }, [view.transcript.items, view.notes, textWidth, hasOlder, view.loadingHistory, view.sessionId]);
 
   const suggestions = asked ? [] : suggestionRows(input.value);
-  const approvalH = asked ? approvalPromptHeight(asked, width) : 0;
+  const approvalH = asked ? approvalPromptHeight(asked, width, askedChild) : 0;
   const inputH = asked ? 0 : inputBoxHeight(input, width, DEFAULT_PLACEHOLDER);
   const statusH = 1;
   const transcriptH = Math.max(1, size.rows - 1 - statusH - approvalH - inputH - suggestions.length);
@@ -106,7 +108,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
       <Box paddingX={1} flexDirection="column">
         <Transcript lines={lines} height={transcriptH} scrollTop={scroll.scrollTop} />
       </Box>
-      {asked ? <ApprovalPrompt request={asked} width={width} /> : null}
+      {asked ? <ApprovalPrompt request={asked} width={width} subagent={askedChild} /> : null}
       {suggestions.length > 0 ? <Rows lines={suggestions} /> : null}
       {asked ? null : <InputBox state={input} width={width} />}
       <StatusLine

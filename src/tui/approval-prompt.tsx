@@ -8,11 +8,14 @@ import { theme } from './theme.js';
 import { commandOf, describeCall } from '../render/tool-call.js';
 
 /** Body rows of the prompt (inside the border) for an inner width. */
-export function approvalLines(req: ExecApprovalRequestMsg, innerWidth: number): Line[] {
+export function approvalLines(req: ExecApprovalRequestMsg, innerWidth: number, subagent?: string): Line[] {
   const w = Math.max(10, innerWidth);
   const cmd = commandOf(req.arguments);
   const lines: Line[] = [];
-  lines.push([seg('Approval required', { bold: true, color: theme.warning }), seg(` · ${req.tool}`, { color: theme.muted })]);
+  lines.push([
+    seg('Approval required', { bold: true, color: theme.warning }),
+    seg(` · ${req.tool}${subagent ? ` · subagent ${subagent}` : ''}`, { color: theme.muted }),
+  ]);
   if (cmd !== null) {
     lines.push(...wrap([seg(sanitize(cmd), { bold: true, color: theme.command })], w, { first: [seg('$ ', { color: theme.muted })], rest: [seg('  ')] }));
   } else {
@@ -43,15 +46,17 @@ export interface ApprovalPromptProps {
   width: number;
   /** The answer was sent; waiting for the daemon. */
   answered?: boolean;
+  /** The request is a subagent's (this session's child): its session id. */
+  subagent?: string;
 }
 
 /** Total height of the prompt for a width (border included). */
-export function approvalPromptHeight(req: ExecApprovalRequestMsg, width: number): number {
-  return approvalLines(req, width - 4).length + 2;
+export function approvalPromptHeight(req: ExecApprovalRequestMsg, width: number, subagent?: string): number {
+  return approvalLines(req, width - 4, subagent).length + 2;
 }
 
-export function ApprovalPrompt({ request, width, answered }: ApprovalPromptProps) {
-  const lines = approvalLines(request, width - 4);
+export function ApprovalPrompt({ request, width, answered, subagent }: ApprovalPromptProps) {
+  const lines = approvalLines(request, width - 4, subagent);
   if (answered) lines[lines.length - 1] = [seg('sending answer…', { color: theme.muted, italic: true })];
   return (
     <Box borderStyle="round" borderColor={theme.warning} paddingX={1} width={width} flexDirection="column">

@@ -8,7 +8,8 @@ export interface SlashCommand {
 
 export const COMMANDS: SlashCommand[] = [
   { name: 'model', args: 'ROUTE [EFFORT]', help: 'switch the model route (and reasoning effort)' },
-  { name: 'sessions', args: '', help: 'list sessions' },
+  { name: 'sessions', args: '', help: 'list sessions (subagents too: /attach ID opens one)' },
+  { name: 'tools', args: '', help: 'list the session’s tools (built-in and MCP) and MCP servers' },
   { name: 'attach', args: 'SESSION_ID', help: 'switch to another session' },
   { name: 'new', args: '', help: 'start a new session and switch to it' },
   { name: 'steer', args: 'TEXT', help: 'add a message to the running turn instead of queueing it' },

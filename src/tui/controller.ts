@@ -11,6 +11,7 @@ import { describeError } from '../client/errors.js';
 import type { LocalNote } from './items.js';
 import { relativeTime } from '../render/format.js';
 import { sanitizeLine } from '../render/sanitize.js';
+import { childApproval, childProgress, runningChildren, withChildProgress, type ChildView } from './subagents.js';
 import {
   applyBatches,
   emptyTranscript,
@@ -36,14 +37,25 @@ export interface ViewState {
   answeredApproval: string | null;
   /** An interrupt was sent for this turn. */
   interruptingTurn: string | null;
+  /** Subagents of running delegate calls, followed (attached) from this view, by session id. */
+  children: Record<string, ChildView>;
 }
 
 export const HISTORY_PAGE = LIMITS.historyDefault;
 
-/** The approval the user is asked now: pending and not yet answered from this UI. */
+/** The approval the user is asked now: pending and not yet answered from this UI (the session's own, else a subagent's). */
 export function askedApproval(view: ViewState): ExecApprovalRequestMsg | null {
+  return approvalTarget(view)?.request ?? null;
+}
+
+/** Which session the asked approval belongs to: this one or a followed subagent. */
+export function approvalTarget(view: ViewState): { sessionId: string; request: ExecApprovalRequestMsg; child: boolean } | null {
   const pending = view.transcript.info.pendingApproval;
-  return pending !== null && view.answeredApproval !== pending.approval_id ? pending : null;
+  if (pending !== null && view.answeredApproval !== pending.approval_id && view.sessionId) {
+    return { sessionId: view.sessionId, request: pending, child: false };
+  }
+  const child = childApproval(view.children);
+  return child ? { ...child, child: true } : null;
 }
 /** Coalesce batches arriving within this many ms into one render. */
 const FLUSH_MS = 16;
@@ -58,6 +70,7 @@ function freshSession(sessionId: string | null): Omit<ViewState, 'conn'> {
     loadingHistory: false,
     answeredApproval: null,
     interruptingTurn: null,
+    children: {},
   };
 }
 
@@ -75,11 +88,17 @@ export class TuiController {
     this.wasConnected = client.currentState.kind === 'connected';
     this.unsubs.push(
       client.events.on('batch', (b) => {
+        if (Object.hasOwn(this.state.children, b.session_id)) return this.childBatch(b);
         if (b.session_id !== this.state.sessionId) return;
         this.pending.push(b);
         this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
       }),
       client.events.on('attached', (a, { resumed }) => {
+        const child = this.state.children[a.session.session_id];
+        if (child) {
+          this.setChild(a.session.session_id, { ...child, transcript: withDescriptor(child.transcript, a.session) });
+          return;
+        }
         if (a.session.session_id !== this.state.sessionId) return;
         this.flush();
         this.set({ transcript: withDescriptor(this.state.transcript, a.session) });
@@ -128,6 +147,46 @@ export class TuiController {
       patch.interruptingTurn = null;
     }
     this.set(patch);
+    this.followChildren();
+  }
+
+  // ---- subagents ----
+
+  /** Attach to the children of running delegate calls; detach from those that finished. */
+  private followChildren(): void {
+    const running = new Set(runningChildren(this.state.transcript));
+    const children = { ...this.state.children };
+    let changed = false;
+    for (const id of running) {
+      if (children[id]) continue;
+      children[id] = { transcript: emptyTranscript(id), answeredApproval: null };
+      changed = true;
+      this.client.attach(id, { replayBatches: HISTORY_PAGE }).catch((err: unknown) => this.note('error', `could not follow subagent ${id}: ${describeError(err)}`));
+    }
+    for (const id of Object.keys(children)) {
+      if (running.has(id)) continue;
+      delete children[id];
+      changed = true;
+      void this.client.detach(id).catch(() => {});
+    }
+    if (changed) this.set({ children });
+  }
+
+  private childBatch(b: BatchFrame): void {
+    const child = this.state.children[b.session_id]!;
+    const transcript = applyBatches(child.transcript, [b]);
+    const pending = transcript.info.pendingApproval;
+    const answeredApproval = child.answeredApproval && pending?.approval_id === child.answeredApproval ? child.answeredApproval : null;
+    this.setChild(b.session_id, { transcript, answeredApproval });
+  }
+
+  private setChild(id: string, child: ChildView): void {
+    const parent = withChildProgress(this.state.transcript, id, childProgress(child.transcript));
+    this.set({ children: { ...this.state.children, [id]: child }, transcript: parent });
+  }
+
+  private detachChildren(): void {
+    for (const id of Object.keys(this.state.children)) void this.client.detach(id).catch(() => {});
   }
 
   /** Add a local note to the transcript (not journaled). */
@@ -149,6 +208,7 @@ export class TuiController {
   async open(sessionId: string): Promise<void> {
     const previous = this.state.sessionId;
     if (previous && previous !== sessionId) void this.client.detach(previous);
+    this.detachChildren();
     this.pending = [];
     this.set(freshSession(sessionId));
     // The descriptor is applied by the 'attached' listener, before the replayed batches.
@@ -181,7 +241,7 @@ export class TuiController {
   /** Show the session list as a note. */
   async listSessions(): Promise<void> {
     try {
-      const { sessions } = await this.client.listSessions({ limit: 20 });
+      const { sessions } = await this.client.listSessions({ limit: 20, include_children: true });
       if (sessions.length === 0) {
         this.note('info', 'no sessions');
         return;
@@ -191,7 +251,8 @@ export class TuiController {
         .map((s) => {
           const mark = s.session_id === this.state.sessionId ? '*' : ' ';
           const title = s.title ? `  ${sanitizeLine(s.title)}` : '';
-          return `${mark} ${s.session_id.padEnd(24)} ${s.status.padEnd(17)} ${s.model.route.padEnd(10)} ${relativeTime(s.updated_at)}${title}`;
+          const parent = s.parent_session_id ? `  ↳ subagent of ${s.parent_session_id}` : '';
+          return `${mark} ${s.session_id.padEnd(24)} ${s.status.padEnd(17)} ${s.model.route.padEnd(10)} ${relativeTime(s.updated_at)}${title}${parent}`;
         });
       this.note('info', `${sessions.length} session${sessions.length === 1 ? '' : 's'} — /attach ID to switch`, rows.join('\n'));
     } catch (err) {
@@ -249,20 +310,36 @@ export class TuiController {
     }
   }
 
-  /** Answer the pending approval. */
+  /** Answer the pending approval: this session's, else a followed subagent's (on the child session). */
   async answerApproval(decision: ApprovalDecision): Promise<void> {
-    const { sessionId, transcript, answeredApproval } = this.state;
-    const req = transcript.info.pendingApproval;
-    if (!sessionId || !req || answeredApproval === req.approval_id) return;
-    this.set({ answeredApproval: req.approval_id });
+    const target = approvalTarget(this.state);
+    if (!target) return;
+    const { sessionId, request: req } = target;
+    const mark = (answered: string | null) => {
+      const child = this.state.children[sessionId];
+      if (!target.child) this.set({ answeredApproval: answered });
+      else if (child) this.set({ children: { ...this.state.children, [sessionId]: { ...child, answeredApproval: answered } } });
+    };
+    mark(req.approval_id);
     try {
       await this.client.submit(sessionId, {
         id: newSubmissionId('tui'),
         op: { type: 'exec_approval', id: req.approval_id, decision },
       });
     } catch (err) {
-      this.set({ answeredApproval: null });
+      mark(null);
       this.note('error', `approval not sent: ${describeError(err)}`);
+    }
+  }
+
+  /** `/tools`: ask the session for its tools (`session tools`); the answer shows in the transcript. */
+  async tools(): Promise<void> {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return;
+    try {
+      await this.client.submit(sessionId, { id: newSubmissionId('tui'), op: { type: 'capability_command', capability: 'session', command: 'tools' } });
+    } catch (err) {
+      this.note('error', `could not list tools: ${describeError(err)}`);
     }
   }
 

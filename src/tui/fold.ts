@@ -140,15 +140,40 @@ const ON_EVENT: { [T in EventMsg['type']]?: Handler<T> } = {
     f.notice(at.seq, at.key, 'info', `resume requested from session ${m.session_id}`);
   },
   capability_output: (f, m, at) => {
+    const detail = m.capability === 'session' && m.command === 'tools' ? toolsTable(m.output) : null;
     f.notice(
       at.seq,
       at.key,
       'info',
       `${m.capability} ${m.command}`,
-      typeof m.output === 'string' ? m.output : JSON.stringify(m.output, null, 2),
+      detail ?? (typeof m.output === 'string' ? m.output : JSON.stringify(m.output, null, 2)),
     );
   },
+  subagent_started: (f, m, at) => {
+    const it = f.tool(at.seq, at.key, m.call_id, 'delegate', undefined);
+    it.subagent = { sessionId: m.child_session_id, status: 'running', progress: it.subagent?.progress ?? null };
+  },
+  subagent_finished: (f, m, at) => {
+    const it = f.tool(at.seq, at.key, m.call_id, 'delegate', undefined);
+    it.subagent = { sessionId: m.child_session_id, status: m.status, progress: it.subagent?.progress ?? null };
+  },
 };
+
+/** `session tools` output as rows: name, source (server), approval; then each MCP server's state. */
+function toolsTable(output: unknown): string | null {
+  const o = output as { tools?: unknown; mcp_servers?: unknown } | null;
+  if (!o || !Array.isArray(o.tools)) return null;
+  const rows = (o.tools as Array<Record<string, unknown>>).map((t) => {
+    const source = t.source === 'mcp' ? `mcp:${String(t.server)}` : String(t.source);
+    return `${String(t.name).padEnd(32)} ${source.padEnd(16)} ${String(t.status)}${t.approval ? ` · approval ${String(t.approval)}` : ''}`;
+  });
+  const servers = Array.isArray(o.mcp_servers) ? (o.mcp_servers as Array<Record<string, unknown>>) : [];
+  for (const s of servers) {
+    const error = typeof s.error === 'string' ? ` — ${s.error}` : '';
+    rows.push(`server ${String(s.server)} (${String(s.transport)}): ${String(s.state)}${error}`);
+  }
+  return rows.join('\n');
+}
 
 /** Fold one event of batch `seq`; `key` names the item it may add. */
 function foldEvent(f: Folder, seq: number, key: string, ev: Event): void {

@@ -3,7 +3,7 @@
  * end or notice — the local notes shown among them, and the bounded tail kept of a tool
  * call's output.
  */
-import type { ApprovalDecision, OutputStream, ToolCallStatus, UserMessageMode } from '../../protocol/index.js';
+import type { ApprovalDecision, OutputStream, SubagentStatus, ToolCallStatus, UserMessageMode } from '../../protocol/index.js';
 
 export type ToolStatus = 'awaiting_approval' | 'running' | ToolCallStatus;
 
@@ -31,6 +31,8 @@ export type Item =
       /** The approval decision, if the call asked for one. */
       approval: ApprovalDecision | 'pending' | null;
       cwd: string | null;
+      /** A `delegate` call: its child session, how it stands, and a line of its live progress. */
+      subagent?: SubagentView;
     }
   | {
       kind: 'turn_end';
@@ -44,6 +46,13 @@ export type Item =
       tokens: number | null;
     }
   | { kind: 'notice'; key: string; seq: number; tone: NoticeTone; text: string; detail?: string };
+
+export interface SubagentView {
+  sessionId: string;
+  status: 'running' | SubagentStatus;
+  /** What the child is doing now (from its own batches, while the TUI follows it). */
+  progress: string | null;
+}
 
 export type NoticeTone = 'info' | 'success' | 'warning' | 'error';
 

@@ -130,6 +130,20 @@ function outputRows(item: ToolItem, width: number): Line[] {
   return rows;
 }
 
+/** A delegate call's child: its session (open it with /attach) and what it is doing. */
+function subagentLines(sub: NonNullable<ToolItem['subagent']>, width: number): Line[] {
+  const tone = sub.status === 'running' ? theme.muted : sub.status === 'complete' ? theme.success : theme.error;
+  const lines = wrap(
+    [seg('subagent ', { color: theme.muted }), seg(sub.sessionId, { bold: true }), seg(` · ${sub.status}`, { color: tone })],
+    width,
+    { first: [seg('  ↳ ', { color: theme.border })], rest: [seg('    ')] },
+  );
+  if (sub.progress) {
+    lines.push(...wrap([seg(sanitize(sub.progress), { color: theme.text, italic: true })], width, { first: [seg('    ')], rest: [seg('    ')] }));
+  }
+  return lines;
+}
+
 function toolLines(item: ToolItem, width: number): Line[] {
   const { glyph, color } = STATUS_GLYPH[item.status];
   const desc = describeCall(item.tool, item.args);
@@ -138,6 +152,7 @@ function toolLines(item: ToolItem, width: number): Line[] {
     ? [seg('$ ', { color: theme.muted }), seg(sanitize(desc), { color: theme.command, bold: true })]
     : [seg(item.tool, { bold: true }), seg(desc ? ` ${sanitize(desc)}` : '', { color: theme.command })];
   const lines = wrap(head, width, { first: [seg(`${glyph} `, { color })], rest: [seg('  ')] });
+  if (item.subagent) lines.push(...subagentLines(item.subagent, width));
 
   const out = outputRows(item, width);
   const hidden = out.length - TOOL_OUTPUT_ROWS;

@@ -21,6 +21,9 @@ export function runSlashCommand(cmd: ParsedCommand, controller: TuiController, q
     case 'sessions':
       void controller.listSessions();
       return;
+    case 'tools':
+      void controller.tools();
+      return;
     case 'attach':
       if (cmd.args.length !== 1) controller.note('error', 'usage: /attach SESSION_ID');
       else void controller.switchTo(cmd.args[0]!);

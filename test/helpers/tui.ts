@@ -35,6 +35,9 @@ export function descriptor(patch: Partial<SessionDescriptor> = {}): SessionDescr
     active_turn_id: null,
     pending_approval: null,
     queued_turns: 0,
+    parent_session_id: null,
+    parent_call_id: null,
+    pending_child_approval: null,
     ...patch,
   };
 }

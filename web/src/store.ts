@@ -239,9 +239,14 @@ export class Store {
   submit(op: Op): boolean {
     const view = this.state.view;
     if (!view) return false;
+    return this.submitTo(view.id, op);
+  }
+
+  /** Submit to any session (a subagent's approval answered from its parent's view). */
+  submitTo(sessionId: string, op: Op): boolean {
     const id = newId();
-    if (op.type === 'message') this.unadmitted.set(id, { session_id: view.id, op });
-    const sent = this.link.send({ type: 'submit', session_id: view.id, submission: { id, op } });
+    if (op.type === 'message') this.unadmitted.set(id, { session_id: sessionId, op });
+    const sent = this.link.send({ type: 'submit', session_id: sessionId, submission: { id, op } });
     if (!sent) this.toast(op.type === 'message' ? 'not connected: the message is sent when the page reconnects' : 'not connected: try again once the page has reconnected');
     return sent || op.type === 'message';
   }
@@ -249,6 +254,18 @@ export class Store {
   stop(): void {
     clearInterval(this.poll);
   }
+}
+
+/**
+ * The approval a subagent of the open session waits for (`pending_child_approval` of its
+ * descriptor, from the polled session list — fresher — or the attach), unless the open
+ * session has one of its own.
+ */
+export function childApprovalOf(state: AppState): NonNullable<SessionDescriptor['pending_child_approval']> | null {
+  const view = state.view;
+  if (!view || view.folded.pendingApproval || !view.folded.activeTurnId) return null;
+  const listed = state.sessions?.find((s) => s.session_id === view.id);
+  return (listed ?? view.descriptor)?.pending_child_approval ?? null;
 }
 
 /** Status of the open session as its batches tell it. */

@@ -1,6 +1,6 @@
 /** The page: sidebar, the open session (header, transcript, approval card, message box), overlays. */
 import { useEffect, useState } from 'preact/hooks';
-import { liveStatus, type Store } from '../store';
+import { childApprovalOf, liveStatus, type Store } from '../store';
 import type { ApprovalDecision } from '../wire';
 import { Composer } from './Composer';
 import { Header } from './Header';
@@ -26,6 +26,7 @@ export function App({ store }: { store: Store }) {
   const [drawer, setDrawer] = useState(false);
   const [creating, setCreating] = useState(false);
   const view = state.view;
+  const childApproval = childApprovalOf(state);
 
   // The tab's title says when a session needs the user.
   const status = view?.descriptor ? liveStatus(view) : null;
@@ -81,6 +82,9 @@ export function App({ store }: { store: Store }) {
           <>
             <Transcript key={view.id} store={store} view={view} />
             {view.folded.pendingApproval && <ApprovalCard store={store} request={view.folded.pendingApproval} />}
+            {childApproval && (
+              <ApprovalCard key={childApproval.request.approval_id} store={store} request={childApproval.request} child={childApproval.child_session_id} />
+            )}
             <Composer key={view.id} store={store} view={view} />
           </>
         ) : (

@@ -1,6 +1,8 @@
 /**
  * The approval card of the pending `exec_approval_request`. It disappears when the
  * session's `approval_resolved` arrives — from this tab or any other — never on click.
+ * With `child`, the request is a subagent's (`pending_child_approval`): the answer goes to
+ * that child session, and the card goes when the parent's descriptor no longer shows it.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Store } from '../store';
@@ -14,7 +16,7 @@ const BUTTONS: Array<{ decision: ApprovalDecision; label: string; cls: string }>
   { decision: 'abort', label: 'Abort', cls: 'danger' },
 ];
 
-export function ApprovalCard({ store, request }: { store: Store; request: ExecApprovalRequestMsg }) {
+export function ApprovalCard({ store, request, child }: { store: Store; request: ExecApprovalRequestMsg; child?: string }) {
   const [sent, setSent] = useState<string | null>(null);
   const answered = sent === request.approval_id;
   // If no approval_resolved follows (the submission was refused), offer the buttons again.
@@ -24,9 +26,10 @@ export function ApprovalCard({ store, request }: { store: Store; request: ExecAp
     return () => clearTimeout(t);
   }, [answered]);
   return (
-    <section class="approval" role="alertdialog" aria-label="Approval needed" data-approval={request.approval_id}>
+    <section class="approval" role="alertdialog" aria-label="Approval needed" data-approval={request.approval_id} data-child={child}>
       <div class="approval-head">
-        <strong>Approval needed</strong> — the agent wants to run <code>{request.tool}</code> in <code>{request.cwd}</code>
+        <strong>Approval needed</strong> — {child ? <>a subagent (session <a href={`#session=${encodeURIComponent(child)}`}>{child}</a>)</> : 'the agent'} wants
+        to run <code>{request.tool}</code> in <code>{request.cwd}</code>
       </div>
       <pre class="approval-args">{argsLine(request.arguments)}</pre>
       <div class="buttons">
@@ -36,7 +39,8 @@ export function ApprovalCard({ store, request }: { store: Store; request: ExecAp
             class={b.cls}
             disabled={answered}
             onClick={() => {
-              if (store.submit({ type: 'exec_approval', id: request.approval_id, decision: b.decision })) setSent(request.approval_id);
+              const op = { type: 'exec_approval' as const, id: request.approval_id, decision: b.decision };
+              if (child ? store.submitTo(child, op) : store.submit(op)) setSent(request.approval_id);
             }}
           >
             {b.label}

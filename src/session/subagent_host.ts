@@ -1,0 +1,174 @@
+/**
+ * The host's side of subagents: the `SubagentPort` that `delegate` runs through. It
+ * creates a child session once per parent call (its id derived from the parent's session
+ * and call ids, so a call run again after a restart finds it), submits the task as the
+ * child's first message (the same submission id every time: admitted once), and watches
+ * the child's journal for the end of that turn — reading what is already committed, then
+ * the live batches. Aborting the wait (the parent was interrupted) interrupts the child's
+ * turn. Also answers a parent's `pending_child_approval`.
+ */
+import type { CreateSessionConfig, Event, SessionDescriptor } from '../../protocol/index.js';
+import { AgentdError } from '../errors.js';
+import type { CommittedBatch } from '../journal/journal.js';
+import type { Session } from './session.js';
+import type { PendingChildApproval, SessionState } from './state.js';
+import { childIds, type SubagentOutcome, type SubagentParent, type SubagentPort, type SubagentRequest, type SubagentStart } from './subagent.js';
+
+/** What the port needs of the host. */
+export interface SubagentHostAccess {
+  /** Create a child session with this id (the parent fields and depth in its checkpoint). */
+  createChild(config: CreateSessionConfig, child: { id: string; parent: { session_id: string; call_id: string }; depth: number }): SessionDescriptor;
+  /** A hydrated session, or null. */
+  open(sessionId: string): Session | null;
+  /** Whether a session with this id exists in the journal. */
+  exists(sessionId: string): boolean;
+  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
+  /** The daemon is shutting down: a parent's call stops without ending its child's turn (both recover). */
+  closing(): boolean;
+}
+
+const PAGE = 256;
+const TITLE_CHARS = 60;
+
+/** Watches a child's events for the end of the turn its message started. */
+class TurnWatch {
+  private turnId: string | null = null;
+  outcome: SubagentOutcome | null = null;
+
+  constructor(private readonly submissionId: string) {}
+
+  see(events: readonly Event[]): void {
+    for (const e of events) {
+      if (this.outcome) return;
+      const m = e.msg;
+      if (m.type === 'turn_started' && e.submission_id === this.submissionId) this.turnId = m.turn_id;
+      if (this.turnId === null || e.turn_id !== this.turnId) continue;
+      if (m.type === 'turn_complete') this.outcome = { status: 'complete', text: m.last_message ?? '' };
+      else if (m.type === 'turn_failed') this.outcome = { status: 'failed', text: `${m.error.code}: ${m.error.message}` };
+      else if (m.type === 'turn_interrupted') this.outcome = { status: 'interrupted', text: m.reason };
+    }
+  }
+
+  get activeTurn(): string | null {
+    return this.outcome ? null : this.turnId;
+  }
+}
+
+export class HostSubagents implements SubagentPort {
+  private interrupts = 0;
+
+  constructor(private readonly host: SubagentHostAccess) {}
+
+  start(parent: SubagentParent, request: SubagentRequest): SubagentStart {
+    const { child_session_id, submission_id } = childIds(parent.session_id, parent.call_id);
+    try {
+      if (!this.host.exists(child_session_id)) {
+        this.host.createChild(
+          {
+            model_route: request.route ?? parent.route,
+            cwd: parent.cwd,
+            approval_policy: parent.approval_policy,
+            title: request.title ?? `subagent: ${request.task.trim().slice(0, TITLE_CHARS)}`,
+          },
+          { id: child_session_id, parent: { session_id: parent.session_id, call_id: parent.call_id }, depth: parent.depth + 1 },
+        );
+      }
+      const child = this.host.open(child_session_id);
+      if (!child) return { ok: false, message: `the child session ${child_session_id} could not be opened` };
+      const queued = child.submit({ id: submission_id, op: { type: 'message', text: request.task } });
+      if (!queued.ok) return { ok: false, message: `the child session refused the task: ${queued.message}` };
+      return { ok: true, child_session_id, submission_id };
+    } catch (err) {
+      return { ok: false, message: err instanceof AgentdError || err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  wait(childId: string, submissionId: string, signal: AbortSignal): Promise<SubagentOutcome | null> {
+    return new Promise((resolve) => {
+      const watch = new TurnWatch(submissionId);
+      let unsubscribe: (() => void) | null = null;
+      let unStopped: (() => void) | null = null;
+      let done = false;
+      const finish = (outcome: SubagentOutcome | null) => {
+        if (done) return;
+        done = true;
+        unsubscribe?.();
+        unStopped?.();
+        signal.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      const onAbort = () => {
+        const turnId = watch.activeTurn;
+        try {
+          // The parent's turn was interrupted (or failed): so is the child's. A shutdown
+          // stops the parent too, but leaves both turns open for recovery.
+          const child = turnId && !this.host.closing() ? this.host.open(childId) : null;
+          child?.submit({ id: `delegate_interrupt_${++this.interrupts}_${Date.now()}`, op: { type: 'interrupt', turn_id: turnId! } });
+        } catch {
+          /* the child cannot be opened (shutting down): recovery handles it */
+        }
+        finish(null);
+      };
+      const follow = () => {
+        if (done) return;
+        let child: Session | null;
+        try {
+          child = this.host.open(childId);
+        } catch (err) {
+          return finish({ status: 'failed', text: `the child session ${childId} cannot be opened: ${(err as Error).message}` });
+        }
+        if (!child) return finish({ status: 'failed', text: `the child session ${childId} no longer exists` });
+        // Subscribe first, then read what is committed up to now: no batch is missed.
+        let readUpTo = 0;
+        const pending: CommittedBatch[] = [];
+        let caughtUp = false;
+        unsubscribe = child.subscribe((batch) => {
+          if (!caughtUp) pending.push(batch);
+          else if (batch.sequence > readUpTo) {
+            readUpTo = batch.sequence;
+            watch.see(batch.events);
+            if (watch.outcome) finish(watch.outcome);
+          }
+        });
+        // A child that stops itself (journal failure, crash) is hydrated again and followed anew.
+        unStopped = child.onStopped(() => {
+          unsubscribe?.();
+          unStopped?.();
+          setTimeout(follow, 100).unref();
+        });
+        for (let page = this.host.readAfter(childId, readUpTo, PAGE); page.length > 0; page = this.host.readAfter(childId, readUpTo, PAGE)) {
+          for (const batch of page) {
+            readUpTo = batch.sequence;
+            watch.see(batch.events);
+          }
+        }
+        caughtUp = true;
+        for (const batch of pending) {
+          if (batch.sequence <= readUpTo) continue;
+          readUpTo = batch.sequence;
+          watch.see(batch.events);
+        }
+        if (watch.outcome) finish(watch.outcome);
+      };
+      if (signal.aborted) return finish(null);
+      signal.addEventListener('abort', onAbort, { once: true });
+      follow();
+    });
+  }
+
+  /** The approval a parent's current delegate call waits for, down the chain of children. */
+  childApproval(state: SessionState): PendingChildApproval | null {
+    const childId = state.turn?.calls[0]?.child_session_id;
+    if (!childId) return null;
+    let child: Session | null;
+    try {
+      child = this.host.open(childId);
+    } catch {
+      return null; // shutting down, or an unreadable child: nothing to show
+    }
+    if (!child) return null;
+    const descriptor = child.descriptor();
+    if (descriptor.pending_approval) return { child_session_id: childId, request: descriptor.pending_approval };
+    return descriptor.pending_child_approval;
+  }
+}
