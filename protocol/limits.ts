@@ -41,6 +41,11 @@ export const LIMITS = {
   replayBatchesMax: 10_000,
   /** An `error` frame's message carries at most this many UTF-8 bytes (cut with a marker). */
   errorMessageMaxBytes: 1024,
+  // ---- context (engineer "context"): what the model sees (runtime.md §10) ----
+  /** A system prompt (`create_session.config.system_prompt`, config, route): at most 64 KiB of UTF-8. */
+  systemPromptMaxBytes: 64 * 1024,
+  /** A tool call's output as sent to the model: at most 64 KiB (head + tail, a marker between). */
+  toolOutputToModelMaxBytes: 64 * 1024,
 } as const;
 
 /** Close codes of the WebSocket (protocol.md "Connecting", docs/protocol.md §2 and §6). */

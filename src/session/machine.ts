@@ -13,7 +13,8 @@
  *      │  │       ▼                    │
  *      │  └─ draining (cutoff) ◄─ turn: sampling ⇄ stepEnd → tools → awaiting_approval
  *      ▼                               │                        └─► running_tool
- *   recovering ─────────────────► turn.tools      boundary (cutoff) → sampling
+ *   recovering ─────────────────► turn.tools      boundary (cutoff) → preparing → sampling
+ *                                                  preparing ⇄ compacting (runtime.md §10)
  */
 import { and, assign, enqueueActions, setup } from 'xstate';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
@@ -21,6 +22,21 @@ import { currentCallNeedsApproval, requestApproval, resolveApproval } from './ap
 import type { SessionContext, SessionEffect, SessionEvent, SessionInput } from './chart_types.js';
 import { journalFailureNote, LENGTH_CONTINUATION_NOTE, modelStepInput, RESTART_NOTE } from './model_request.js';
 import { modelStep } from './model_step.js';
+import {
+  breakerOpen,
+  compactAfterOverflow,
+  compactionDue,
+  compactionFailed,
+  compactStep,
+  compactStepInput,
+  contextExceeded,
+  failContextExceeded,
+  overflowRetries,
+  recordCompaction,
+  startCompactionTurn,
+  takeRequestedCompaction,
+} from './compaction.js';
+import { fallBackToDefaultRoute } from './routing.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
 import { finishCall, toolRun, type ToolRunInput } from './tool_step.js';
 import {
@@ -59,7 +75,7 @@ export const sessionMachine = setup({
     input: {} as SessionInput,
     emitted: {} as SessionEffect,
   },
-  actors: { modelStep, toolRun },
+  actors: { modelStep, toolRun, compactStep },
   guards: {
     awaitingApproval: ({ context }) => context.state.turn?.approval != null,
     turnOpen: ({ context }) => context.state.turn !== null,
@@ -95,6 +111,19 @@ export const sessionMachine = setup({
     maxStepsReached: ({ context }) =>
       (context.state.turn?.model_calls ?? 0) >= context.deps.config.limits.max_model_steps,
     fatal: ({ event }) => (event as Ev<'journal.failed'>).fatal,
+    // context (runtime.md §10)
+    isCompactCommand: ({ event }) => {
+      const o = op(event);
+      return o.type === 'capability_command' && o.capability === 'session' && o.command === 'compact';
+    },
+    hasContext: ({ context }) => context.state.context.items > 0,
+    compactionRequested: ({ context }) => !!context.state.compaction_requested,
+    compactionDue: ({ context }) => compactionDue(context.state, context.deps) !== null,
+    compactOnlyDone: ({ context }) => !!context.state.turn?.compact_only && !context.state.turn.compaction,
+    contextExceeded: ({ context }) => contextExceeded(context.state, context.deps),
+    isOverflow: ({ event }) => (event as Ev<'model.failed'>).code === 'context_overflow',
+    overflowRetries: ({ context }) => overflowRetries(context.state, context.deps),
+    compactOnly: ({ context }) => !!context.state.turn?.compact_only,
   },
   actions: {
     takeCutoff: assign(({ context }) => ({ atCutoff: true, cutoffEpoch: context.cutoffEpoch + 1 })),
@@ -119,13 +148,16 @@ export const sessionMachine = setup({
         case 'set_model':
           return setModel(tx, ctx.deps, o, id);
         case 'capability_command':
-          return capabilityCommand(tx, o, id, facts.headSequence);
+          return capabilityCommand(tx, ctx.deps, o, id, facts.headSequence);
         case 'resume_session':
           return resumeSession(tx, facts.other, o, id);
       }
     }),
     admitAndStart: change((tx, ctx, event) => admitAndStart(tx, ctx.deps, sub(event).item)),
-    startQueuedTurn: change((tx, ctx) => startQueuedTurn(tx, ctx.deps)),
+    startQueuedTurn: change((tx, ctx) => {
+      startQueuedTurn(tx, ctx.deps);
+      takeRequestedCompaction(tx);
+    }),
     interrupt: change((tx, ctx, event) =>
       interruptTurn(tx, 'interrupted', ctx.stepText, { submission_id: sub(event).item.submission.id }),
     ),
@@ -134,6 +166,36 @@ export const sessionMachine = setup({
       tx.emitMessageDeltas(event.deltas);
       return { stepText: ctx.stepText + event.deltas.join('') };
     }),
+    recordReasoning: change((tx, _ctx, event: Ev<'model.reasoning'>) => {
+      for (const delta of event.deltas) tx.emit({ type: 'agent_reasoning_delta', delta });
+    }),
+    // context (runtime.md §10, §11)
+    fallbackRoute: change((tx, ctx) => fallBackToDefaultRoute(tx, ctx.deps)),
+    startCompactionTurn: change((tx, ctx, event) =>
+      startCompactionTurn(tx, ctx.deps, event.type === 'submission' ? sub(event).item.submission.id : (tx.state.compaction_requested ?? null)),
+    ),
+    beginCompaction: change((tx) => {
+      tx.setTurn({ compacted_for_call: true });
+    }),
+    recordCompaction: change((tx, ctx, event: Ev<'compact.done'>) =>
+      recordCompaction(tx, compactionDue(ctx.state, ctx.deps) ?? 'auto', event.outcome),
+    ),
+    compactionFailed: change((tx, ctx, event: Ev<'compact.failed'>) =>
+      compactionFailed(tx, ctx.deps, compactionDue(ctx.state, ctx.deps) ?? 'auto', event.code, event.message),
+    ),
+    compactAfterOverflow: change((tx) => compactAfterOverflow(tx)),
+    failOverflow: change((tx, ctx, event: Ev<'model.failed'>) =>
+      failContextExceeded(
+        tx,
+        ctx.deps,
+        breakerOpen(ctx.state, ctx.deps)
+          ? `the model call does not fit the context window and compaction is off after repeated failures: ${event.message}`
+          : `the model call still does not fit the context window after compaction: ${event.message}`,
+      ),
+    ),
+    failContextExceeded: change((tx, ctx) =>
+      failContextExceeded(tx, ctx.deps, 'the next model call does not fit the context window and compaction is off after repeated failures'),
+    ),
     endStep: change((tx, ctx, event: Ev<'model.done'>) => ({
       stepFailure: endModelStep(tx, ctx.deps, { ...event.result, text: ctx.stepText }),
       stepText: '',
@@ -183,7 +245,7 @@ export const sessionMachine = setup({
       const turn = tx.turn;
       const attempt = turn.recovery_attempts + 1;
       const fault = ctx.fault;
-      tx.setTurn({ recovery_attempts: attempt, approval: null });
+      tx.setTurn({ recovery_attempts: attempt, approval: null, compacted_for_call: false });
       // After a journal failure the result and a warning name the real cause, not a restart.
       if (fault) tx.emit({ type: 'warning', message: `the turn was paused because ${fault.message}; it resumes from its last checkpoint` });
       if (turn.calls[0]?.started) finishCall(tx, { status: 'error', output: fault ? journalFailureNote(fault.message) : RESTART_NOTE });
@@ -231,6 +293,8 @@ export const sessionMachine = setup({
   },
   states: {
     hydrating: {
+      // A saved route no longer configured: the default route, with model_changed + warning.
+      entry: 'fallbackRoute',
       always: [
         { guard: and(['turnOpen', 'crashed']), target: 'draining', actions: 'failCrashed' },
         { guard: 'awaitingApproval', target: 'turn.awaiting_approval' },
@@ -250,6 +314,8 @@ export const sessionMachine = setup({
         submission: [
           { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
           { guard: 'isMessage', target: 'turn', actions: 'admitAndStart' },
+          // A manual compaction while idle is a turn of its own (runtime.md §10).
+          { guard: and(['isCompactCommand', 'hasContext']), target: 'turn', actions: 'startCompactionTurn' },
           { actions: 'handleSubmission' },
         ],
       },
@@ -258,11 +324,15 @@ export const sessionMachine = setup({
       entry: 'takeCutoff',
       exit: 'leaveCutoff',
       on: {
-        'cutoff.reached': [{ guard: 'hasQueue', target: 'turn', actions: 'startQueuedTurn' }, { target: 'idle' }],
+        'cutoff.reached': [
+          { guard: 'hasQueue', target: 'turn', actions: 'startQueuedTurn' },
+          { guard: 'compactionRequested', target: 'turn', actions: 'startCompactionTurn' },
+          { target: 'idle' },
+        ],
       },
     },
     turn: {
-      initial: 'sampling',
+      initial: 'preparing',
       on: {
         submission: [
           { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
@@ -272,6 +342,28 @@ export const sessionMachine = setup({
         ],
       },
       states: {
+        // Before each model call: compact when due; a compaction-only turn ends after it.
+        preparing: {
+          always: [
+            { guard: 'compactionDue', target: 'compacting', actions: 'beginCompaction' },
+            { guard: 'compactOnlyDone', target: '#session.draining', actions: 'complete' },
+            { guard: 'contextExceeded', target: '#session.draining', actions: 'failContextExceeded' },
+            { target: 'sampling' },
+          ],
+        },
+        compacting: {
+          invoke: {
+            src: 'compactStep',
+            input: ({ context }) => compactStepInput(context.state, context.deps, context.ports),
+          },
+          on: {
+            'compact.done': { target: 'preparing', actions: 'recordCompaction' },
+            'compact.failed': [
+              { guard: 'compactOnly', target: '#session.draining', actions: 'compactionFailed' },
+              { target: 'preparing', actions: 'compactionFailed' },
+            ],
+          },
+        },
         sampling: {
           entry: 'resetStep',
           invoke: {
@@ -280,8 +372,14 @@ export const sessionMachine = setup({
           },
           on: {
             'model.deltas': { actions: 'recordDeltas' },
+            'model.reasoning': { actions: 'recordReasoning' },
             'model.done': { target: 'stepEnd', actions: 'endStep' },
-            'model.failed': { target: '#session.draining', actions: 'failModel' },
+            'model.failed': [
+              // Too long for the window: one compaction, one retry; then context_window_exceeded.
+              { guard: and(['isOverflow', 'overflowRetries']), target: 'preparing', actions: 'compactAfterOverflow' },
+              { guard: 'isOverflow', target: '#session.draining', actions: 'failOverflow' },
+              { target: '#session.draining', actions: 'failModel' },
+            ],
           },
         },
         stepEnd: {
@@ -336,7 +434,7 @@ export const sessionMachine = setup({
           on: {
             'cutoff.reached': [
               { guard: 'maxStepsReached', target: '#session.draining', actions: 'failMaxSteps' },
-              { target: 'sampling', actions: 'drainSteer' },
+              { target: 'preparing', actions: 'drainSteer' },
             ],
           },
         },

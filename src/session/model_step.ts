@@ -5,7 +5,7 @@
  */
 import { fromCallback } from 'xstate';
 import type { TurnFailureCode } from '../../protocol/index.js';
-import { ModelError, type ModelClient, type ModelRequest, type ToolCallRequest } from '../model/types.js';
+import { ModelError, type ModelClient, type ModelRequest, type ReasoningBlock, type ToolCallRequest } from '../model/types.js';
 import { Coalescer } from './coalescer.js';
 import type { StepResult } from './turn.js';
 
@@ -18,6 +18,8 @@ export interface ModelStepInput {
 
 export type ModelEvent =
   | { type: 'model.deltas'; deltas: string[] }
+  /** Pieces of the model's thinking (`agent_reasoning_delta` events), in stream order with the text deltas. */
+  | { type: 'model.reasoning'; deltas: string[] }
   /** The reply's text is what the deltas carried (the actor keeps it): not repeated here. */
   | { type: 'model.done'; result: Omit<StepResult, 'text'> }
   | { type: 'model.failed'; code: TurnFailureCode; message: string };
@@ -27,12 +29,31 @@ const MAX_DELTAS_PER_EVENT = 256;
 /** How long deltas may gather before they are handed to the session actor. */
 const DELTA_COALESCE_MS = 1;
 
+/** A streamed piece: reply text, or thinking. */
+type Piece = string | { reasoning: string };
+
+/** Consecutive pieces of one kind, as one actor event each. */
+function runsOf(items: Piece[]): ModelEvent[] {
+  const out: Array<{ type: 'model.deltas' | 'model.reasoning'; deltas: string[] }> = [];
+  for (const p of items) {
+    const type = typeof p === 'string' ? 'model.deltas' : 'model.reasoning';
+    const text = typeof p === 'string' ? p : p.reasoning;
+    const last = out[out.length - 1];
+    if (last?.type === type) last.deltas.push(text);
+    else out.push({ type, deltas: [text] });
+  }
+  return out;
+}
+
 export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   // Nothing is visible before the recorder's group commit anyway: hand deltas over at
   // most every DELTA_COALESCE_MS, in one actor event.
-  const deltas = new Coalescer<string>(
-    (items) => sendBack({ type: 'model.deltas', deltas: items }),
+  // Text and thinking pieces share one buffer so their events keep the stream's order.
+  const deltas = new Coalescer<Piece>(
+    (items) => {
+      for (const run of runsOf(items)) sendBack(run);
+    },
     (fn) => setTimeout(fn, DELTA_COALESCE_MS),
     controller.signal,
     MAX_DELTAS_PER_EVENT,
@@ -56,6 +77,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
 
   const run = async () => {
     const calls: ToolCallRequest[] = [];
+    const reasoning: ReasoningBlock[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
     const request = {
@@ -73,11 +95,22 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
         case 'text_delta':
           if (chunk.delta) deltas.push(chunk.delta);
           break;
+        case 'reasoning_delta':
+          if (chunk.delta) deltas.push({ reasoning: chunk.delta });
+          break;
+        case 'reasoning_block':
+          reasoning.push(chunk.block);
+          break;
         case 'tool_call':
           calls.push(chunk.call);
           break;
         case 'usage':
-          usage = { input_tokens: chunk.input_tokens, output_tokens: chunk.output_tokens };
+          usage = {
+            input_tokens: chunk.input_tokens,
+            output_tokens: chunk.output_tokens,
+            ...(chunk.cached_input_tokens !== undefined && { cached_input_tokens: chunk.cached_input_tokens }),
+            ...(chunk.reasoning_tokens !== undefined && { reasoning_tokens: chunk.reasoning_tokens }),
+          };
           break;
         case 'finish':
           finish = chunk.reason;
@@ -89,7 +122,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     if (calls.length > 0) finish = 'tool_calls';
     flushDeltas();
     finished = true;
-    sendBack({ type: 'model.done', result: { calls, finish, usage } });
+    sendBack({ type: 'model.done', result: { calls, finish, usage, ...(reasoning.length > 0 && { reasoning }) } });
   };
 
   run()

@@ -4,7 +4,9 @@
  * that do not apply.
  */
 import { LIMITS, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
+import { requestCompaction } from './compaction.js';
 import type { OtherSession, SessionDeps } from './deps.js';
+import { callRoute, effortProblem } from './routing.js';
 import { sessionStatus } from './state.js';
 import type { Tx } from './tx.js';
 
@@ -15,20 +17,19 @@ export function setModel(tx: Tx, deps: SessionDeps, op: SetModelOp, submissionId
     return;
   }
   const effort = op.reasoning_effort ?? null;
-  if (effort !== null && route.reasoning_efforts && !route.reasoning_efforts.includes(effort)) {
-    tx.emit(
-      { type: 'warning', message: `route "${op.route}" does not offer reasoning effort "${effort}" (offers: ${route.reasoning_efforts.join(', ')})` },
-      { submission_id: submissionId },
-    );
+  const problem = effort !== null ? effortProblem(route, effort) : null;
+  if (problem) {
+    tx.emit({ type: 'warning', message: problem }, { submission_id: submissionId });
     return;
   }
   const model = { route: route.route, model: route.model, reasoning_effort: effort, context_window: route.context_window };
-  tx.set({ model });
+  // Another window: the circuit breaker starts over (runtime.md §10).
+  tx.set({ model, context: { ...tx.state.context, compaction_failures: 0 } });
   tx.emit({ type: 'model_changed', ...model }, { submission_id: submissionId });
 }
 
-/** The built-in capability `session`: commands `status` and `title`. */
-export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId: string, headSequence: number): void {
+/** The built-in capability `session`: commands `status`, `title` and `compact` (during a turn; idle: see compaction.ts). */
+export function capabilityCommand(tx: Tx, deps: SessionDeps, op: CapabilityCommandOp, submissionId: string, headSequence: number): void {
   const tags = { submission_id: submissionId };
   if (op.capability !== 'session') {
     tx.emit({ type: 'warning', message: `unknown capability "${op.capability}"` }, tags);
@@ -52,6 +53,13 @@ export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId:
             approval_policy: s.approval_policy,
             cwd: s.cwd,
             title: s.title,
+            context: {
+              estimated_tokens: s.context.estimated_tokens,
+              context_window: callRoute(s, deps).context_window,
+              items: s.context.items,
+              compaction_failures: s.context.compaction_failures,
+            },
+            system_prompt_bytes: s.system_prompt === null ? 0 : Buffer.byteLength(s.system_prompt, 'utf8'),
           },
         },
         tags,
@@ -67,8 +75,11 @@ export function capabilityCommand(tx: Tx, op: CapabilityCommandOp, submissionId:
       tx.emit({ type: 'capability_output', capability: 'session', command: 'title', output: { title: tx.state.title } }, tags);
       return;
     }
+    case 'compact':
+      requestCompaction(tx, submissionId);
+      return;
     default:
-      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title)` }, tags);
+      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, compact)` }, tags);
   }
 }
 
