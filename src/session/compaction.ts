@@ -155,7 +155,11 @@ export function compactStepInput(state: SessionState, deps: SessionDeps, ports: 
   const call = callRoute(state, deps);
   const named = deps.config.compaction.route;
   const route = named !== undefined ? { name: named, resolved: deps.routes.get(named) ?? null, reasoning_effort: null } : { name: call.route, resolved: call.resolved, reasoning_effort: call.reasoning_effort };
-  const keep = keepBudget(deps.config.compaction.keep_recent_tokens, call.context_window);
+  // After an overflow the real request is larger than the window, whatever the estimate says:
+  // keep at most a quarter of the smaller of the two, so the retry is smaller for sure.
+  const estimate = state.context.estimated_tokens;
+  const window = reason === 'overflow' ? Math.min(call.context_window ?? estimate, estimate) : call.context_window;
+  const keep = keepBudget(deps.config.compaction.keep_recent_tokens, window);
   return {
     reason,
     idleTimeoutMs: deps.config.limits.model_idle_timeout_ms,
