@@ -7,7 +7,9 @@ export interface SlashCommand {
 }
 
 export const COMMANDS: SlashCommand[] = [
-  { name: 'model', args: 'ROUTE [EFFORT]', help: 'switch the model route (and reasoning effort)' },
+  { name: 'model', args: '[ROUTE [EFFORT]]', help: 'switch the model route (and reasoning effort); alone: list the routes' },
+  { name: 'compact', args: '', help: 'summarize the conversation so far to free context' },
+  { name: 'thinking', args: '', help: 'show or collapse the model\'s thinking' },
   { name: 'sessions', args: '', help: 'list sessions' },
   { name: 'attach', args: 'SESSION_ID', help: 'switch to another session' },
   { name: 'new', args: '', help: 'start a new session and switch to it' },
