@@ -6,36 +6,14 @@
  * descriptor's `context`, and a kill -9 during a compaction call (a summarizer on a local
  * OpenAI-compatible server that hangs the first time).
  */
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { connect, type Frame, type Msg, type TestClient } from './helpers/client.js';
-import { startDaemon, tempDataDir, type Daemon } from './helpers/daemon.js';
-import { chunk, sse, sseThenHang, startFakeOpenAI, status, type FakeOpenAI } from './helpers/fake-openai.js';
-import { cleanup } from './helpers/session.js';
+import { tempDataDir } from './helpers/daemon.js';
+import { chunk, sse, sseThenHang, status } from './helpers/fake-openai.js';
+import { daemonPool } from './helpers/pool.js';
 
-let daemons: Daemon[] = [];
-let clients: TestClient[] = [];
-let dirs: string[] = [];
-let fakes: FakeOpenAI[] = [];
-
-afterEach(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  for (const d of daemons) await d.stop('SIGKILL').catch(() => {});
-  for (const f of fakes) await f.close();
-  for (const dir of dirs) cleanup(dir);
-  daemons = [];
-  clients = [];
-  dirs = [];
-  fakes = [];
-});
-
-async function boot(config: object, dataDir = tempDataDir()): Promise<{ d: Daemon; c: TestClient; dir: string }> {
-  if (!dirs.includes(dataDir)) dirs.push(dataDir);
-  const d = await startDaemon({ dataDir, config });
-  daemons.push(d);
-  const c = await connect(d);
-  clients.push(c);
-  return { d, c, dir: dataDir };
-}
+const pool = daemonPool();
+const boot = pool.boot;
 
 const small = { provider: 'scripted', context_window: 2000 };
 
@@ -80,10 +58,10 @@ describe('automatic compaction', () => {
 
     // A second client replays the journal from the start: every original event is there.
     const c2 = await connect(d);
-    clients.push(c2);
     const attached = await c2.attach(s, { after_sequence: 0 });
     await c2.waitForSequence(s, attached.head_sequence as number, 20_000);
     const replay = c2.events(s).slice(0, live.length);
+    await c2.close();
     expect(replay).toEqual(live);
     expect(replay.filter((m) => m.type === 'tool_call_end')).toHaveLength(30);
     expect(replay.filter((m) => m.type === 'user_message')).toHaveLength(30);
@@ -145,8 +123,7 @@ describe('manual compaction', () => {
 
 describe('circuit breaker', () => {
   test('after max_failures failed compactions the session stops trying; a call that does not fit fails context_window_exceeded; the session stays usable', async () => {
-    fakes.push(await startFakeOpenAI());
-    const fake = fakes[0]!;
+    const fake = await pool.fakeOpenAI();
     const { c, dir } = await boot({
       approval_policy: 'auto',
       models: { default: 'small', routes: { small, big: { provider: 'scripted' }, broken: { provider: 'openai', model: 'm', base_url: fake.baseURL } } },
@@ -176,8 +153,7 @@ describe('circuit breaker', () => {
 
 describe('restart during a compaction call', () => {
   test('kill -9 while the summarizer streams: the turn is resumed, compacts again and completes', async () => {
-    fakes.push(await startFakeOpenAI());
-    const fake = fakes[0]!;
+    const fake = await pool.fakeOpenAI();
     const dir = tempDataDir();
     const config = {
       approval_policy: 'auto',

@@ -9,45 +9,27 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
-import { connect, type Msg, type TestClient } from './helpers/client.js';
-import { startDaemon, tempDataDir, type Daemon } from './helpers/daemon.js';
+import { describe, expect, test } from 'vitest';
+import type { Msg, TestClient } from './helpers/client.js';
+import { tempDataDir } from './helpers/daemon.js';
 import { ev, events, startFakeAnthropic, status as anthropicStatus, textReply } from './helpers/fake-anthropic.js';
-import { chunk, sse, startFakeOpenAI, status, type FakeOpenAI } from './helpers/fake-openai.js';
-import { cleanup } from './helpers/session.js';
+import { chunk, sse, status } from './helpers/fake-openai.js';
+import { daemonPool } from './helpers/pool.js';
 
-let daemons: Daemon[] = [];
-let clients: TestClient[] = [];
-let dirs: string[] = [];
-let fakes: FakeOpenAI[] = [];
-
-afterEach(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  for (const d of daemons) await d.stop('SIGKILL').catch(() => {});
-  for (const f of fakes) await f.close();
-  for (const dir of dirs) cleanup(dir);
-  daemons = [];
-  clients = [];
-  dirs = [];
-  fakes = [];
-});
-
-async function boot(config: object, dataDir = tempDataDir(), env: Record<string, string> = {}): Promise<{ d: Daemon; c: TestClient; dir: string }> {
-  if (!dirs.includes(dataDir)) dirs.push(dataDir);
-  const d = await startDaemon({ dataDir, config, env });
-  daemons.push(d);
-  const c = await connect(d);
-  clients.push(c);
-  return { d, c, dir: dataDir };
-}
-
-async function fakeOpenAI(): Promise<FakeOpenAI> {
-  const f = await startFakeOpenAI();
-  fakes.push(f);
-  return f;
-}
+const pool = daemonPool();
+const boot = pool.boot;
+const fakeOpenAI = pool.fakeOpenAI;
 
 const reply = (text: string) => sse([chunk.text(text), chunk.finish('stop'), chunk.usage(50, 5)]);
+
+/** A daemon whose default route is a local OpenAI-compatible server, and an attached session on it. */
+async function sessionOnOpenAI() {
+  const fake = await fakeOpenAI();
+  const { c, dir } = await boot({ approval_policy: 'auto', models: { default: 'o', routes: { o: { provider: 'openai', model: 'm', base_url: fake.baseURL } } } });
+  const s = (await c.createSession({ cwd: dir })).session_id as string;
+  await c.attach(s);
+  return { fake, c, dir, s };
+}
 
 async function turn(c: TestClient, s: string, text: string, extra: Record<string, unknown> = {}): Promise<Msg> {
   const id = `m-${Math.random().toString(36).slice(2)}`;
@@ -101,10 +83,7 @@ describe('system prompt', () => {
   }, 60_000);
 
   test('the built-in default names the cwd, the tools and the date; a session prompt over 64 KiB is refused', async () => {
-    const fake = await fakeOpenAI();
-    const { c, dir } = await boot({ approval_policy: 'auto', models: { default: 'o', routes: { o: { provider: 'openai', model: 'm', base_url: fake.baseURL } } } });
-    const s = (await c.createSession({ cwd: dir })).session_id as string;
-    await c.attach(s);
+    const { fake, c, dir, s } = await sessionOnOpenAI();
     fake.enqueue(reply('ok'));
     await turn(c, s, 'hi');
     const system = fake.requests[0]!.body.messages[0].content as string;
@@ -168,10 +147,7 @@ describe('overrides and route fallback', () => {
 
 describe('provider overflow', () => {
   test('OpenAI context_length_exceeded: one compaction (reason overflow), one retry; a second overflow fails context_window_exceeded', async () => {
-    const fake = await fakeOpenAI();
-    const { c, dir } = await boot({ approval_policy: 'auto', models: { default: 'o', routes: { o: { provider: 'openai', model: 'm', base_url: fake.baseURL } } } });
-    const s = (await c.createSession({ cwd: dir })).session_id as string;
-    await c.attach(s);
+    const { fake, c, dir, s } = await sessionOnOpenAI();
     fake.enqueue(reply('one'), reply('two'));
     await turn(c, s, 'first message');
     await turn(c, s, 'second message');
@@ -196,8 +172,7 @@ describe('provider overflow', () => {
 
 describe('anthropic in a session', () => {
   test('thinking streams as agent_reasoning_delta, blocks go back in the tool loop, system prompt and cached tokens; "prompt is too long" compacts and retries', async () => {
-    const fake = await startFakeAnthropic();
-    fakes.push(fake);
+    const fake = pool.track(await startFakeAnthropic());
     const route = { provider: 'anthropic', model: 'claude-test', api_key_env: 'FAKE_ANTHROPIC_KEY', base_url: fake.baseURL, context_window: 200000, reasoning_efforts: ['low'] };
     const { c, dir } = await boot({ approval_policy: 'auto', models: { default: 'claude', routes: { claude: route } } }, tempDataDir(), { FAKE_ANTHROPIC_KEY: 'k' });
     const s = (await c.createSession({ cwd: dir, system_prompt: 'Be brief.' })).session_id as string;
@@ -239,10 +214,7 @@ describe('anthropic in a session', () => {
 
 describe('tool output to the model', () => {
   test('cut to 64 KiB (head, marker, tail) for the model; the tool_call_end event keeps it whole', async () => {
-    const fake = await fakeOpenAI();
-    const { c, dir } = await boot({ approval_policy: 'auto', models: { default: 'o', routes: { o: { provider: 'openai', model: 'm', base_url: fake.baseURL } } } });
-    const s = (await c.createSession({ cwd: dir })).session_id as string;
-    await c.attach(s);
+    const { fake, c, dir, s } = await sessionOnOpenAI();
     fake.enqueue(
       sse([chunk.tool(0, { id: 'call_1', name: 'shell', args: JSON.stringify({ command: "printf HEAD; awk 'BEGIN { for (i = 0; i < 200000; i++) printf \"x\" }'; printf TAIL" }) }), chunk.finish('tool_calls')]),
       reply('done'),

@@ -5,37 +5,25 @@
  * with tokens before → after appears); thinking and compaction notes render.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type TestClient } from './helpers/client.js';
-import { startDaemon, type Daemon } from './helpers/daemon.js';
-import { HAVE_CHROMIUM, launchBrowser, openUi, pageErrors, shot, type Browser } from './helpers/browser.js';
+import { describe, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, launchBrowser, openUi, pageErrors, shot } from './helpers/browser.js';
+import { daemonPool } from './helpers/pool.js';
 
 const T = 15_000;
 
+const pool = daemonPool();
+
 describe.skipIf(!HAVE_CHROMIUM)('web UI: context gauge and /compact', () => {
-  let d: Daemon;
-  let b: Browser;
-  let c: TestClient;
-
-  beforeAll(async () => {
-    [d, b] = await Promise.all([
-      startDaemon({ config: { approval_policy: 'auto', models: { default: 'small', routes: { small: { provider: 'scripted', context_window: 4000 } } } } }),
-      launchBrowser(),
-    ]);
-    c = await connect(d);
-  });
-  afterAll(async () => {
-    await c?.close();
-    await b?.close();
-    await d?.stop();
-  });
-
   const send = async (page: Page, text: string): Promise<void> => {
     await page.getByLabel('Message').fill(text);
     await page.getByLabel('Message').press('Enter');
   };
 
   it('the gauge shows the context against the window; the Compact button and /compact compact the session', async () => {
+    const [{ d, c }, b] = await Promise.all([
+      pool.boot({ approval_policy: 'auto', models: { default: 'small', routes: { small: { provider: 'scripted', context_window: 4000 } } } }),
+      launchBrowser().then((browser) => pool.track(browser)),
+    ]);
     const s = (await c.createSession({ approval_policy: 'auto' })).session_id as string;
     await c.attach(s);
     const id = await c.submitMessage(s, `hello from the web test ${'and a long tail '.repeat(40)}`);
