@@ -16,27 +16,15 @@
  *   recovering ─────────────────► turn.tools      boundary (cutoff) → preparing → sampling
  *                                                  preparing ⇄ compacting (runtime.md §10)
  */
-import { and, assign, enqueueActions, setup } from 'xstate';
+import { and, assign, setup } from 'xstate';
+import { change, effects, op, sub, type Ev } from './chart_change.js';
+import { contextActions, contextGuards } from './chart_context.js';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
 import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
 import type { SessionContext, SessionEffect, SessionEvent, SessionInput } from './chart_types.js';
 import { journalFailureNote, LENGTH_CONTINUATION_NOTE, modelStepInput, RESTART_NOTE } from './model_request.js';
 import { modelStep } from './model_step.js';
-import {
-  breakerOpen,
-  compactAfterOverflow,
-  compactionDue,
-  compactionFailed,
-  compactStep,
-  compactStepInput,
-  contextExceeded,
-  failContextExceeded,
-  overflowRetries,
-  recordCompaction,
-  startCompactionTurn,
-  takeRequestedCompaction,
-} from './compaction.js';
-import { fallBackToDefaultRoute } from './routing.js';
+import { compactStep, compactStepInput, takeRequestedCompaction } from './compaction.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
 import { finishCall, toolRun, type ToolRunInput } from './tool_step.js';
 import {
@@ -47,26 +35,6 @@ import {
   interruptTurn,
   startQueuedTurn,
 } from './turn.js';
-import { Tx } from './tx.js';
-
-type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
-
-/** An action that runs a change on a Tx; its result is assigned and emitted as a `change` effect. */
-function change<E extends SessionEvent = SessionEvent>(
-  fn: (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void,
-) {
-  return enqueueActions<SessionContext, SessionEvent, undefined, SessionEvent, never, never, never, never, SessionEffect>(
-    ({ context, event, enqueue }) => {
-      const tx = new Tx(context.state);
-      const extra = fn(tx, context, event as E);
-      enqueue.assign({ ...extra, state: tx.state });
-      if (tx.changed || tx.state !== context.state) enqueue.emit({ type: 'change', change: tx.toChange() });
-    },
-  );
-}
-
-const sub = (e: SessionEvent) => e as Ev<'submission'>;
-const op = (e: SessionEvent) => sub(e).item.submission.op;
 
 export const sessionMachine = setup({
   types: {
@@ -111,27 +79,15 @@ export const sessionMachine = setup({
     maxStepsReached: ({ context }) =>
       (context.state.turn?.model_calls ?? 0) >= context.deps.config.limits.max_model_steps,
     fatal: ({ event }) => (event as Ev<'journal.failed'>).fatal,
-    // context (runtime.md §10)
-    isCompactCommand: ({ event }) => {
-      const o = op(event);
-      return o.type === 'capability_command' && o.capability === 'session' && o.command === 'compact';
-    },
-    hasContext: ({ context }) => context.state.context.items > 0,
-    compactionRequested: ({ context }) => !!context.state.compaction_requested,
-    compactionDue: ({ context }) => compactionDue(context.state, context.deps) !== null,
-    compactOnlyDone: ({ context }) => !!context.state.turn?.compact_only && !context.state.turn.compaction,
-    contextExceeded: ({ context }) => contextExceeded(context.state, context.deps),
-    isOverflow: ({ event }) => (event as Ev<'model.failed'>).code === 'context_overflow',
-    overflowRetries: ({ context }) => overflowRetries(context.state, context.deps),
-    compactOnly: ({ context }) => !!context.state.turn?.compact_only,
+    ...contextGuards,
   },
   actions: {
     takeCutoff: assign(({ context }) => ({ atCutoff: true, cutoffEpoch: context.cutoffEpoch + 1 })),
     leaveCutoff: assign({ atCutoff: false }),
-    answerAlreadyAccepted: enqueueActions(({ event, enqueue }) => {
+    answerAlreadyAccepted: effects(({ event, enqueue }) => {
       enqueue.emit({ type: 'already_accepted', item: sub(event).item });
     }),
-    refuseQueueFull: enqueueActions(({ context, event, enqueue }) => {
+    refuseQueueFull: effects(({ context, event, enqueue }) => {
       enqueue.emit({ type: 'refused', item: sub(event).item, code: 'busy', message: queueFullMessage(context.deps.config) });
     }),
     handleSubmission: change((tx, ctx, event) => {
@@ -169,33 +125,7 @@ export const sessionMachine = setup({
     recordReasoning: change((tx, _ctx, event: Ev<'model.reasoning'>) => {
       for (const delta of event.deltas) tx.emit({ type: 'agent_reasoning_delta', delta });
     }),
-    // context (runtime.md §10, §11)
-    fallbackRoute: change((tx, ctx) => fallBackToDefaultRoute(tx, ctx.deps)),
-    startCompactionTurn: change((tx, ctx, event) =>
-      startCompactionTurn(tx, ctx.deps, event.type === 'submission' ? sub(event).item.submission.id : (tx.state.compaction_requested ?? null)),
-    ),
-    beginCompaction: change((tx) => {
-      tx.setTurn({ compacted_for_call: true });
-    }),
-    recordCompaction: change((tx, ctx, event: Ev<'compact.done'>) =>
-      recordCompaction(tx, compactionDue(ctx.state, ctx.deps) ?? 'auto', event.outcome),
-    ),
-    compactionFailed: change((tx, ctx, event: Ev<'compact.failed'>) =>
-      compactionFailed(tx, ctx.deps, compactionDue(ctx.state, ctx.deps) ?? 'auto', event.code, event.message),
-    ),
-    compactAfterOverflow: change((tx) => compactAfterOverflow(tx)),
-    failOverflow: change((tx, ctx, event: Ev<'model.failed'>) =>
-      failContextExceeded(
-        tx,
-        ctx.deps,
-        breakerOpen(ctx.state, ctx.deps)
-          ? `the model call does not fit the context window and compaction is off after repeated failures: ${event.message}`
-          : `the model call still does not fit the context window after compaction: ${event.message}`,
-      ),
-    ),
-    failContextExceeded: change((tx, ctx) =>
-      failContextExceeded(tx, ctx.deps, 'the next model call does not fit the context window and compaction is off after repeated failures'),
-    ),
+    ...contextActions,
     endStep: change((tx, ctx, event: Ev<'model.done'>) => ({
       stepFailure: endModelStep(tx, ctx.deps, { ...event.result, text: ctx.stepText }),
       stepText: '',
@@ -257,7 +187,7 @@ export const sessionMachine = setup({
       failTurn(tx, 'internal', ctx.fault!.message);
       return { fault: null };
     }),
-    rollback: enqueueActions(({ event, enqueue }) => {
+    rollback: effects(({ event, enqueue }) => {
       enqueue.emit({ type: 'rollback' });
       enqueue.assign({ state: (event as Ev<'journal.failed'>).committed, stepText: '', atCutoff: false });
     }),
