@@ -82,10 +82,15 @@ describe('system prompt', () => {
     expect(JSON.stringify(fake.requests.map((q) => q.body.messages.slice(1)))).not.toContain('assistant.');
   }, 60_000);
 
-  test('the built-in default names the cwd, the tools and the date; a session prompt over 64 KiB is refused', async () => {
+  test('the built-in default names the cwd, the tools and the date (OpenAI reasoning_content streams as thinking); a session prompt over 64 KiB is refused', async () => {
     const { fake, c, dir, s } = await sessionOnOpenAI();
-    fake.enqueue(reply('ok'));
+    // reasoning_content deltas (vLLM, DeepSeek, llama.cpp) become agent_reasoning_delta events.
+    const thinking = (text: string) => ({ id: 'r', object: 'chat.completion.chunk', created: 0, model: 'fake', choices: [{ index: 0, delta: { reasoning_content: text }, finish_reason: null }] });
+    fake.enqueue(sse([thinking('ponder'), thinking('ing'), chunk.text('ok'), chunk.finish('stop'), chunk.usage(50, 5)]));
     await turn(c, s, 'hi');
+    const types = c.events(s).map((m) => m.type);
+    expect(c.events(s).filter((m) => m.type === 'agent_reasoning_delta').map((m) => m.delta).join('')).toBe('pondering');
+    expect(types.indexOf('agent_reasoning_delta')).toBeLessThan(types.indexOf('agent_message_delta'));
     const system = fake.requests[0]!.body.messages[0].content as string;
     expect(system).toContain(dir);
     for (const tool of ['shell', 'read_file', 'write_file', 'list_dir']) expect(system).toContain(tool);

@@ -8,6 +8,7 @@ import { parseConfig } from '../src/config/config.js';
 import { scriptedModel } from '../src/model/scripted.js';
 import type { ModelChunk, ModelRequest } from '../src/model/types.js';
 import { cutToolOutput, itemTokens, modelView, planCompaction, SUMMARY_PREFIX, summarizationContext, type TranscriptItem } from '../src/session/context.js';
+import { msg, openTestHost, Watcher } from './helpers/session.js';
 
 const user = (text: string): TranscriptItem => ({ role: 'user', text });
 const callItem = (id: string): TranscriptItem => ({ role: 'assistant', text: '', tool_calls: [{ call_id: id, tool: 'shell', arguments: { command: 'ls' } }] });
@@ -93,5 +94,35 @@ describe('configuration', () => {
     expect(() => parseConfig({ system_prompt: { file: 'no-such-file.txt' } }, 'cfg', '/nonexistent')).toThrow(/system_prompt\.file: cannot read/);
     expect(() => parseConfig({ system_prompt: 'x'.repeat(64 * 1024 + 1) })).toThrow(/system_prompt: at most 65536 bytes/);
     expect(() => parseConfig({ models: { routes: { r: { provider: 'scripted', system_prompt: 'x'.repeat(70_000) } } } })).toThrow(/models\.routes\.r\.system_prompt/);
+  });
+});
+
+describe('checkpoints written before context accounting', () => {
+  test('hydrate with no system prompt of their own and an estimate rebuilt from the transcript', async () => {
+    const h = openTestHost({ approval_policy: 'auto' });
+    const d = h.host.create({ cwd: h.dir });
+    const s = h.host.open(d.session_id)!;
+    const w = new Watcher(s);
+    s.submit(msg('an old conversation'));
+    await w.next('turn_complete');
+    await h.close();
+    // Strip the new fields, as an older daemon wrote the checkpoint.
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(`${h.dir}/agentd.db`);
+    const row = db.prepare('SELECT checkpoint FROM sessions WHERE session_id = ?').get(d.session_id) as { checkpoint: string };
+    const old = JSON.parse(row.checkpoint);
+    delete old.context;
+    delete old.system_prompt;
+    db.prepare('UPDATE sessions SET checkpoint = ? WHERE session_id = ?').run(JSON.stringify(old), d.session_id);
+    db.close();
+    const host = h.reopen();
+    const again = host.open(d.session_id)!;
+    expect(again.state.system_prompt).toBeNull();
+    expect(again.state.context.items).toBe(2);
+    const items = host.journal.loadTranscript(d.session_id).map((t) => JSON.parse(t) as TranscriptItem);
+    expect(again.descriptor().context.estimated_tokens).toBe(items.reduce((n, i) => n + itemTokens(i), 0));
+    const w2 = new Watcher(again);
+    again.submit(msg('and a new message'));
+    expect(await w2.next('turn_complete')).toMatchObject({ last_message: 'echo: and a new message' });
   });
 });

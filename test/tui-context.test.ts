@@ -2,14 +2,19 @@
  * The TUI's view of what the model sees: thinking folded into a dimmed item that
  * collapses once the reply starts (and `/thinking` shows it whole), a compaction marker
  * line with tokens before → after, and the context gauge (`41k / 128k`) from the
- * descriptor, token_usage and context_compacted; `/compact` and `/model` in the commands.
+ * descriptor, token_usage and context_compacted; `/compact` and `/model` in the commands,
+ * and through a real daemon (the controller on the real client library).
  */
 import { describe, expect, it } from 'vitest';
+import { AgentdClient } from '../src/client/client.js';
 import { COMMANDS, parseCommand } from '../src/tui/commands.js';
+import { TuiController } from '../src/tui/controller.js';
 import { layoutTranscript } from '../src/tui/layout.js';
+import { runSlashCommand } from '../src/tui/slash-commands.js';
 import { contextGauge } from '../src/tui/status-line.js';
 import type { Line } from '../src/tui/text.js';
 import { applyBatches, emptyTranscript, withDescriptor } from '../src/tui/transcript.js';
+import { daemonPool } from './helpers/pool.js';
 import { batch, descriptor, ev } from './helpers/tui.js';
 
 const text = (l: Line) => l.map((s) => s.text).join('');
@@ -51,4 +56,44 @@ describe('thinking, compaction and the gauge in the TUI', () => {
     expect(parseCommand('/compact')).toEqual({ name: 'compact', args: [], rest: '' });
     expect(COMMANDS.find((c) => c.name === 'model')!.args).toBe('[ROUTE [EFFORT]]');
   });
+});
+
+// ---- the controller against a real daemon ----
+
+const pool = daemonPool();
+
+describe('TUI commands through a real daemon', () => {
+  it('/model alone lists the routes with window and efforts; /compact compacts; the gauge follows', async () => {
+    const { d, c } = await pool.boot({
+      approval_policy: 'auto',
+      models: { default: 'small', routes: { small: { provider: 'scripted', context_window: 64_000 }, big: { provider: 'scripted', context_window: 128_000, reasoning_efforts: ['low', 'high'] } } },
+    });
+    const s = (await c.createSession({ approval_policy: 'auto' })).session_id as string;
+    const client = new AgentdClient({ url: d.wsUrl, token: d.token ?? undefined });
+    await client.start();
+    pool.track({ close: async () => client.close() });
+    const controller = new TuiController(client);
+    await controller.open(s);
+    const wait = async (pred: () => boolean, what: string) => {
+      for (let i = 0; i < 500 && !pred(); i++) await new Promise((r) => setTimeout(r, 10));
+      if (!pred()) throw new Error(`timed out waiting for ${what}`);
+    };
+    const run = (text: string) => runSlashCommand(parseCommand(text)!, controller, () => {});
+
+    run('/model');
+    await wait(() => controller.getState().notes.some((n) => n.text.includes('model routes')), 'the routes note');
+    const note = controller.getState().notes.find((n) => n.text.includes('model routes'))!;
+    expect(note.text).toBe('3 model routes — /model ROUTE [EFFORT] to switch');
+    const rows = note.detail!.split('\n');
+    expect(rows.find((r) => r.includes(' small '))).toMatch(/^\* small\s+scripted\/small\s+64k ctx\s+\(default\)$/);
+    expect(rows.find((r) => r.includes(' big '))).toMatch(/^ {2}big\s+scripted\/big\s+128k ctx\s+efforts: low, high$/);
+    expect(contextGauge(controller.getState().transcript.info)).toMatch(/ \/ 64k$/);
+
+    expect(await controller.sendMessage(`please remember ${'this long detail '.repeat(30)}`)).toBe(true);
+    await wait(() => controller.getState().transcript.items.some((i) => i.kind === 'turn_end'), 'the first turn');
+    const before = controller.getState().transcript.info.context!.estimated;
+    run('/compact');
+    await wait(() => controller.getState().transcript.items.some((i) => i.kind === 'notice' && i.text.includes('context compacted (manual)')), 'the compaction marker');
+    expect(controller.getState().transcript.info.context!.estimated).toBeLessThan(before);
+  }, 60_000);
 });
