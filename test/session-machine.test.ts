@@ -224,6 +224,20 @@ describe('compaction under transition()', () => {
     expect(r.msgs.find((m: { type: string }) => m.type === 'turn_failed').error.code).toBe('context_window_exceeded');
   });
 
+  test('an interrupt during a compaction ends the turn; a restart resumes into a fresh compaction', () => {
+    let r = step(windowed(100), submission({ id: 'c1', op: { type: 'capability_command', capability: 'session', command: 'compact' } }));
+    expect(r.next.value).toEqual({ turn: 'compacting' });
+    const turnId = started(r.next).turn_id;
+    // Recovery: the open compaction-only turn goes back through preparing into compacting.
+    const hydrated = initialTransition(sessionMachine, { state: r.next.context.state, deps: r.next.context.deps, ports })[0];
+    expect(hydrated.value).toEqual({ turn: 'boundary' });
+    const resumed = step(hydrated, { type: 'cutoff.reached' });
+    expect(resumed.next.value).toEqual({ turn: 'compacting' });
+    r = step(r.next, submission({ id: 'i1', op: { type: 'interrupt', turn_id: turnId } }));
+    expect(r.next.value).toBe('draining');
+    expect(r.types).toEqual(['turn_interrupted']);
+  });
+
   test('session compact while idle is a turn of its own; with an empty transcript a warning', () => {
     const empty = step(setupChart('auto'), submission({ id: 'c0', op: { type: 'capability_command', capability: 'session', command: 'compact' } }));
     expect(empty.next.value).toBe('idle');
