@@ -68,11 +68,11 @@ export function statusLeft(props: StatusLineProps, frame: string, now: number, s
   return [seg(props.hint ?? (short ? '● ready' : '● ready · enter to send · /help for commands'), { color: theme.muted })];
 }
 
-/** The context gauge: `41k / 128k` (estimated tokens of the next call against the window), `41k ctx` without one. */
+/** The context gauge: `41k / 128k` (estimated tokens of the next call against the window); none without a window. */
 export function contextGauge(info: SessionInfo): string | null {
   const c = info.context;
-  if (!c) return null;
-  return c.window ? `${formatCount(c.estimated)} / ${formatCount(c.window)}` : `${formatCount(c.estimated)} ctx`;
+  if (!c || !c.window) return null;
+  return `${formatCount(c.estimated)} / ${formatCount(c.window)}`;
 }
 
 /** The right parts in display order, each with a priority (lowest is dropped first when narrow). */
