@@ -99,5 +99,9 @@ export type ModelInfo = z.infer<typeof ModelInfoSchema>;
 export const TokenUsageSchema = z.strictObject({
   input_tokens: CountSchema,
   output_tokens: CountSchema,
+  /** Prompt tokens read from the provider's cache (part of input_tokens; 0 when none reported). Absent in journals written before it existed. */
+  cached_input_tokens: CountSchema.optional(),
+  /** Output tokens spent on thinking (part of output_tokens; 0 when none reported). Absent in older journals. */
+  reasoning_tokens: CountSchema.optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;

@@ -9,6 +9,7 @@ import {
   ModelInfoSchema,
   TokenUsageSchema,
 } from './common.js';
+import { MessageOverridesSchema } from './ops.js';
 
 const msg = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.strictObject({ type: z.literal(type), ...shape });
@@ -20,6 +21,8 @@ export const SessionConfiguredMsgSchema = msg('session_configured', {
   cwd: z.string(),
   approval_policy: ApprovalPolicySchema,
   title: z.string().nullable(),
+  /** UTF-8 bytes of the session's own system prompt (0: none); absent in journals written before it existed. */
+  system_prompt_bytes: CountSchema.optional(),
 });
 /** How an admitted user message joined: started a turn, queued for its own, or steered the running one. */
 export const UserMessageModeSchema = z.enum(['turn', 'queued', 'steer']);
@@ -29,7 +32,8 @@ export const UserMessageMsgSchema = msg('user_message', {
   text: z.string(),
   mode: UserMessageModeSchema,
 });
-export const TurnStartedMsgSchema = msg('turn_started', { turn_id: IdentifierSchema });
+/** `overrides`: the message's per-turn overrides, as sent (`message.overrides`). */
+export const TurnStartedMsgSchema = msg('turn_started', { turn_id: IdentifierSchema, overrides: MessageOverridesSchema.optional() });
 export const AgentMessageDeltaMsgSchema = msg('agent_message_delta', { delta: z.string() });
 /** Full reply of one model step. */
 export const AgentMessageMsgSchema = msg('agent_message', { text: z.string() });
@@ -109,6 +113,8 @@ export const TurnFailureCodeSchema = z.enum([
   'bad_request',
   // the request does not fit the model's context window (OpenAI context_length_exceeded, Anthropic "prompt is too long", HTTP 413)
   'context_overflow',
+  // the context still does not fit after compaction, or compaction's circuit breaker is open (runtime.md §10)
+  'context_window_exceeded',
 ]);
 export type TurnFailureCode = z.infer<typeof TurnFailureCodeSchema>;
 
@@ -141,6 +147,24 @@ export const SubagentFinishedMsgSchema = msg('subagent_finished', {
   child_session_id: IdentifierSchema,
   status: SubagentStatusSchema,
 });
+// ---- context (engineer "context"): thinking and compaction (runtime.md §10, §11) ----
+/** A piece of the model's thinking, where the provider streams it. */
+export const AgentReasoningDeltaMsgSchema = msg('agent_reasoning_delta', { delta: z.string() });
+/** Why the context was compacted. */
+export const CompactionReasonSchema = z.enum(['auto', 'manual', 'overflow']);
+export type CompactionReason = z.infer<typeof CompactionReasonSchema>;
+/** The model context's older part was replaced by one summary item (the journal keeps every original event). */
+export const ContextCompactedMsgSchema = msg('context_compacted', {
+  reason: CompactionReasonSchema,
+  items_before: CountSchema,
+  items_after: CountSchema,
+  tokens_before: CountSchema,
+  tokens_after: CountSchema,
+  summary: z.string(),
+});
+export type AgentReasoningDeltaMsg = z.infer<typeof AgentReasoningDeltaMsgSchema>;
+export type ContextCompactedMsg = z.infer<typeof ContextCompactedMsgSchema>;
+// ---- end of context ----
 
 export type SessionConfiguredMsg = z.infer<typeof SessionConfiguredMsgSchema>;
 export type UserMessageMsg = z.infer<typeof UserMessageMsgSchema>;
@@ -187,6 +211,8 @@ export const EventMsgSchema = z.discriminatedUnion('type', [
   CapabilityOutputMsgSchema,
   SubagentStartedMsgSchema,
   SubagentFinishedMsgSchema,
+  AgentReasoningDeltaMsgSchema,
+  ContextCompactedMsgSchema,
 ]);
 export type EventMsg = z.infer<typeof EventMsgSchema>;
 /** The event message variant with the given `type`. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { LIMITS } from './limits.js';
 import {
   ApprovalPolicySchema,
+  byteString,
   CountSchema,
   IdentifierSchema,
   MillisSchema,
@@ -29,6 +30,8 @@ export const CreateSessionConfigSchema = z.strictObject({
   cwd: z.string().min(1).max(LIMITS.cwdMaxChars).optional(),
   approval_policy: ApprovalPolicySchema.optional(),
   title: z.string().max(LIMITS.titleMaxChars).optional(),
+  /** The session's own system prompt (runtime.md §10), kept in its checkpoint: ≤ 64 KiB. */
+  system_prompt: byteString(LIMITS.systemPromptMaxBytes, 'system prompt').optional(),
 });
 export type CreateSessionConfig = z.infer<typeof CreateSessionConfigSchema>;
 
@@ -144,6 +147,13 @@ export const SessionStatusSchema = z.enum(['idle', 'running', 'awaiting_approval
 export type SessionStatus = z.infer<typeof SessionStatusSchema>;
 
 /** Session descriptor; `pending_approval` is the full `exec_approval_request` msg (with `type`). */
+/** The descriptor's `context`: estimated tokens of the next model call against the route's window (null: none configured). */
+export const ContextUsageSchema = z.strictObject({
+  estimated_tokens: CountSchema,
+  context_window: ModelInfoSchema.shape.context_window,
+});
+export type ContextUsage = z.infer<typeof ContextUsageSchema>;
+
 export const SessionDescriptorSchema = z.strictObject({
   session_id: IdentifierSchema,
   title: z.string().nullable(),
@@ -165,6 +175,8 @@ export const SessionDescriptorSchema = z.strictObject({
   pending_child_approval: z
     .strictObject({ child_session_id: IdentifierSchema, request: ExecApprovalRequestMsgSchema })
     .nullable(),
+  /** The estimate of the next model call's input tokens, and the route's window (runtime.md §10). */
+  context: ContextUsageSchema,
 });
 export type SessionDescriptor = z.infer<typeof SessionDescriptorSchema>;
 

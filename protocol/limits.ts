@@ -43,6 +43,11 @@ export const LIMITS = {
   errorMessageMaxBytes: 1024,
   /** How deep subagents nest (runtime.md §13): a root session is depth 0, its child 1, … */
   maxSubagentDepth: 2,
+  // ---- context (engineer "context"): what the model sees (runtime.md §10) ----
+  /** A system prompt (`create_session.config.system_prompt`, config, route): at most 64 KiB of UTF-8. */
+  systemPromptMaxBytes: 64 * 1024,
+  /** A tool call's output as sent to the model: at most 64 KiB (head + tail, a marker between). */
+  toolOutputToModelMaxBytes: 64 * 1024,
 } as const;
 
 /** Close codes of the WebSocket (protocol.md "Connecting", docs/protocol.md §2 and §6). */

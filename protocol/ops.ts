@@ -13,11 +13,19 @@ import {
 export const MessageModeSchema = z.enum(['queue', 'steer']);
 export type MessageMode = z.infer<typeof MessageModeSchema>;
 
+/** Per-message overrides for the turn the message starts (runtime.md §11); the session's route is unchanged. */
+export const MessageOverridesSchema = z.strictObject({
+  route: IdentifierSchema.optional(),
+  reasoning_effort: z.string().min(1).max(LIMITS.reasoningEffortMaxChars).optional(),
+});
+export type MessageOverrides = z.infer<typeof MessageOverridesSchema>;
+
 /** User message: 1 byte .. 1 MiB of UTF-8 text. */
 export const MessageOpSchema = z.strictObject({
   type: z.literal('message'),
   text: byteString(LIMITS.messageTextMaxBytes, 'text'),
   mode: MessageModeSchema.optional(),
+  overrides: MessageOverridesSchema.optional(),
 });
 export type MessageOp = z.infer<typeof MessageOpSchema>;
 

@@ -170,11 +170,14 @@ describe('server frames', () => {
     { type: 'capability_output', capability: 'cap', command: 'run', output: [1] },
     { type: 'subagent_started', call_id: 'call_1', child_session_id: 's_child' },
     { type: 'subagent_finished', call_id: 'call_1', child_session_id: 's_child', status: 'complete' },
+    { type: 'agent_reasoning_delta', delta: 'thinking' },
+    { type: 'context_compacted', reason: 'auto', items_before: 9, items_after: 3, tokens_before: 1700, tokens_after: 400, summary: 'summary: a | b' },
   ];
   const session = {
     session_id: 's1', title: 'T', created_at: 1, updated_at: 2, status: 'awaiting_approval', model, cwd: '/tmp',
     approval_policy: 'ask', head_sequence: 3, active_turn_id: 't1', pending_approval: approval, queued_turns: 0,
     parent_session_id: 's0', parent_call_id: 'call_1', pending_child_approval: { child_session_id: 's_child', request: approval },
+    context: { estimated_tokens: 120, context_window: null },
   } as const;
   const batch = { type: 'batch', session_id: 's1', sequence: 1, committed_at: 10, events: msgs.map((msg) => ({ submission_id: 'sub-1', turn_id: null, ts: 9, msg })) } as const;
   const frames: ServerFrame[] = [

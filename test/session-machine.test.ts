@@ -101,3 +101,92 @@ describe('session chart under transition()', () => {
     expect(fatal.next.value).toBe('stopped');
   });
 });
+
+// ---- context (engineer "context"): compaction paths of the chart (runtime.md §10) ----
+describe('compaction under transition()', () => {
+  /** A chart whose session route has a 1000-token window and `estimate` tokens in its context. */
+  function windowed(estimate: number, failures = 0) {
+    const s = setupChart('auto');
+    const state = s.context.state;
+    const model = { ...state.model, context_window: 1000 };
+    const context = { estimated_tokens: estimate, items: 4, compaction_failures: failures };
+    return { ...s, context: { ...s.context, state: { ...state, model, context } } } as AnyMachineSnapshot;
+  }
+  const outcome = { older: [], keep_from: 3, items_before: 6, items_after: 3, kept_tokens: 100, summary: 'summary: a', tokens_after: 300, usage: null };
+
+  test('over the threshold a turn compacts before its model call; the outcome is recorded and the call follows', () => {
+    let r = step(windowed(799), submission({ id: 'm1', op: { type: 'message', text: 'hi' } }));
+    // 799 + the message's estimate (7) passes 0.8 × 1000.
+    expect(r.next.value).toEqual({ turn: 'compacting' });
+    r = step(r.next, { type: 'compact.done', outcome });
+    expect(r.next.value).toEqual({ turn: 'sampling' });
+    expect(r.msgs.find((m: { type: string }) => m.type === 'context_compacted')).toMatchObject({
+      reason: 'auto',
+      items_before: 6,
+      items_after: 3,
+      tokens_after: 300,
+      summary: 'summary: a',
+    });
+    expect(r.next.context.state.context).toMatchObject({ estimated_tokens: 300, items: 3, compaction_failures: 0 });
+    const changes = r.effects.filter((e) => e.type === 'change');
+    expect(changes.flatMap((e) => (e.type === 'change' ? e.change.items : []))).toEqual([{ role: 'compaction', summary: 'summary: a', keep_from: 3 }]);
+  });
+
+  test('under the threshold, or without a window, no compaction', () => {
+    expect(step(windowed(100), submission({ id: 'm1', op: { type: 'message', text: 'hi' } })).next.value).toEqual({ turn: 'sampling' });
+    const none = setupChart('auto');
+    const big = { ...none, context: { ...none.context, state: { ...none.context.state, context: { estimated_tokens: 1e9, items: 9, compaction_failures: 0 } } } } as AnyMachineSnapshot;
+    expect(step(big, submission({ id: 'm1', op: { type: 'message', text: 'hi' } })).next.value).toEqual({ turn: 'sampling' });
+  });
+
+  test('a failed compaction counts for the breaker and the call goes on; with the breaker open a call that does not fit fails context_window_exceeded', () => {
+    let r = step(windowed(799), submission({ id: 'm1', op: { type: 'message', text: 'hi' } }));
+    r = step(r.next, { type: 'compact.failed', code: 'provider_error', message: 'boom' });
+    expect(r.next.value).toEqual({ turn: 'sampling' });
+    expect(r.types).toEqual(['warning']);
+    expect(r.next.context.state.context.compaction_failures).toBe(1);
+    // Breaker open (2 failures) and over the window: no call, the turn fails.
+    r = step(windowed(1200, 2), submission({ id: 'm2', op: { type: 'message', text: 'hi' } }));
+    expect(r.next.value).toBe('draining');
+    expect(r.msgs.find((m: { type: string }) => m.type === 'turn_failed').error.code).toBe('context_window_exceeded');
+  });
+
+  test('a provider overflow: one compaction (overflow), one retry; a second overflow fails context_window_exceeded', () => {
+    let r = step(windowed(100), submission({ id: 'm1', op: { type: 'message', text: 'hi' } }));
+    expect(r.next.value).toEqual({ turn: 'sampling' });
+    r = step(r.next, { type: 'model.failed', code: 'context_overflow', message: 'prompt is too long' });
+    expect(r.next.value).toEqual({ turn: 'compacting' });
+    r = step(r.next, { type: 'compact.done', outcome });
+    expect(r.msgs.find((m: { type: string }) => m.type === 'context_compacted').reason).toBe('overflow');
+    expect(r.next.value).toEqual({ turn: 'sampling' });
+    r = step(r.next, { type: 'model.failed', code: 'context_overflow', message: 'prompt is too long' });
+    expect(r.next.value).toBe('draining');
+    expect(r.msgs.find((m: { type: string }) => m.type === 'turn_failed').error.code).toBe('context_window_exceeded');
+  });
+
+  test('an interrupt during a compaction ends the turn; a restart resumes into a fresh compaction', () => {
+    let r = step(windowed(100), submission({ id: 'c1', op: { type: 'capability_command', capability: 'session', command: 'compact' } }));
+    expect(r.next.value).toEqual({ turn: 'compacting' });
+    const turnId = started(r.next).turn_id;
+    // Recovery: the open compaction-only turn goes back through preparing into compacting.
+    const hydrated = initialTransition(sessionMachine, { state: r.next.context.state, deps: r.next.context.deps, ports })[0];
+    expect(hydrated.value).toEqual({ turn: 'boundary' });
+    const resumed = step(hydrated, { type: 'cutoff.reached' });
+    expect(resumed.next.value).toEqual({ turn: 'compacting' });
+    r = step(r.next, submission({ id: 'i1', op: { type: 'interrupt', turn_id: turnId } }));
+    expect(r.next.value).toBe('draining');
+    expect(r.types).toEqual(['turn_interrupted']);
+  });
+
+  test('session compact while idle is a turn of its own; with an empty transcript a warning', () => {
+    const empty = step(setupChart('auto'), submission({ id: 'c0', op: { type: 'capability_command', capability: 'session', command: 'compact' } }));
+    expect(empty.next.value).toBe('idle');
+    expect(empty.msgs).toEqual([{ type: 'warning', message: 'nothing to compact: the transcript is empty' }]);
+    let r = step(windowed(100), submission({ id: 'c1', op: { type: 'capability_command', capability: 'session', command: 'compact' } }));
+    expect(r.next.value).toEqual({ turn: 'compacting' });
+    expect(r.types).toEqual(['turn_started']);
+    r = step(r.next, { type: 'compact.done', outcome });
+    expect(r.types).toEqual(['context_compacted', 'turn_complete']);
+    expect(r.next.value).toBe('draining');
+  });
+});

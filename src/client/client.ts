@@ -13,6 +13,7 @@ import type {
   SessionDescriptor,
   SessionsPage,
   Submission,
+  ModelsFrame,
 } from '../../protocol/index.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { ClientConnection, type ConnectOptions, type ClientConnectionLike } from './connection.js';
@@ -208,6 +209,13 @@ export class AgentdClient {
       if (!page.next_before || page.sessions.length === 0) return all;
       before = page.next_before;
     }
+  }
+
+  /** The configured model routes (`list_models`). */
+  async listModels(): Promise<ModelsFrame> {
+    const conn = this.requireConn();
+    if (!conn.listModels) throw new Error('this connection cannot list models');
+    return conn.listModels();
   }
 
   async history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame> {

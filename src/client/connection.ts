@@ -29,6 +29,7 @@ import {
   type SessionDescriptor,
   type SessionsPage,
   type Submission,
+  type ModelsFrame,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
 import { ConnectionError, FrameTooLargeError, ServerError, UnreadableFrameError } from './errors.js';
@@ -66,6 +67,8 @@ export interface ClientConnectionLike {
   detach(sessionId: string): Promise<void>;
   history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame>;
   submit(sessionId: string, submission: Submission): Promise<Queued>;
+  /** `list_models`: the default route and every route (optional for fakes). */
+  listModels?(): Promise<ModelsFrame>;
   close(): void;
 }
 
@@ -199,6 +202,10 @@ export class ClientConnection implements ClientConnectionLike {
 
   createSession(config: CreateSessionConfig = {}): Promise<SessionDescriptor> {
     return this.request({ type: 'create_session', config }).then((f) => f.session);
+  }
+
+  listModels(): Promise<ModelsFrame> {
+    return this.request({ type: 'list_models' });
   }
 
   listSessions(options: ListSessionsOptions = {}): Promise<SessionsPage> {

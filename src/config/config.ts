@@ -3,13 +3,15 @@
  * Validation errors name the offending field.
  */
 import { readFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS } from '../../protocol/index.js';
+import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, utf8Bytes } from '../../protocol/index.js';
 import { ConfigError } from '../errors.js';
 import { thinkingBudget } from '../model/anthropic_request.js';
 import type { ModelRoute } from '../model/types.js';
 import { McpServersSchema } from './mcp_servers.js';
+
+const PositiveInt = z.int().positive();
 
 const RouteSchema = z.strictObject({
   provider: z.enum(['scripted', 'openai', 'anthropic']),
@@ -20,9 +22,29 @@ const RouteSchema = z.strictObject({
   reasoning_efforts: z.array(z.string().min(1)).optional(),
   // anthropic routes (docs/models.md "Anthropic"): the reply's output-token limit.
   max_tokens: z.int().positive().optional(),
+  // context: this route's system prompt (runtime.md §10), sent verbatim.
+  system_prompt: z.string().min(1).optional(),
 });
 
-const PositiveInt = z.int().positive();
+// ---- context block (engineer "context"): system prompt and compaction (runtime.md §10, docs/context.md) ----
+/** A system prompt in the config: the text, or `{file}` read at start-up (relative to the config file). */
+const SystemPromptSchema = z.union([z.string().min(1), z.strictObject({ file: z.string().min(1) })]);
+/** Defaults of the `compaction` block. */
+export const COMPACTION_DEFAULTS = { threshold: 0.8, keep_recent_tokens: 20_000, max_failures: 2 } as const;
+const CompactionSchema = z
+  .strictObject({
+    /** Compact before a model call whose estimate exceeds threshold × the route's context_window. */
+    threshold: z.number().gt(0).lte(1).default(COMPACTION_DEFAULTS.threshold),
+    /** Tokens of the most recent items kept verbatim (never more than a quarter of the window). */
+    keep_recent_tokens: z.int().min(0).default(COMPACTION_DEFAULTS.keep_recent_tokens),
+    /** The route that writes summaries (default: the session's current route). */
+    route: z.string().regex(IDENTIFIER_PATTERN, `route names are ${IDENTIFIER_RULE}`).optional(),
+    /** Failed compactions in a row after which the session stops trying (the circuit breaker). */
+    max_failures: PositiveInt.default(COMPACTION_DEFAULTS.max_failures),
+  })
+  .prefault({});
+// ---- end of the context block ----
+
 
 // ---- server block (engineer "server"): connection limits and the Host/Origin check ----
 /** Defaults of the `server` block (also what startServer uses when given none). */
@@ -102,12 +124,17 @@ export const ConfigSchema = z.strictObject({
   tools: ToolsSchema,
   // tools2: MCP servers (runtime.md §12), schema in ./mcp_servers.ts
   mcp_servers: McpServersSchema,
+  system_prompt: SystemPromptSchema.optional(),
+  compaction: CompactionSchema,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
 
-/** Parse a config object; throws ConfigError naming the first bad field. */
-export function parseConfig(raw: unknown, source = 'config'): Config {
+/**
+ * Parse a config object; throws ConfigError naming the first bad field. A top-level
+ * `system_prompt: {file}` is read here (relative to `baseDir`) and replaced by its text.
+ */
+export function parseConfig(raw: unknown, source = 'config', baseDir = process.cwd()): Config {
   const result = ConfigSchema.safeParse(raw ?? {});
   if (!result.success) {
     const issue = result.error.issues[0]!;
@@ -124,8 +151,41 @@ export function parseConfig(raw: unknown, source = 'config'): Config {
       throw new ConfigError(`${source}: models.routes.${name}.model: required for provider "${route.provider}"`);
     }
     checkAnthropicRoute(route, `${source}: models.routes.${name}`);
+    if (route.system_prompt !== undefined) checkPromptSize(route.system_prompt, `${source}: models.routes.${name}.system_prompt`);
   }
+  if (config.compaction.route !== undefined && !routes.has(config.compaction.route)) {
+    throw new ConfigError(`${source}: compaction.route: no route named "${config.compaction.route}"`);
+  }
+  if (config.system_prompt !== undefined) config.system_prompt = readSystemPrompt(config.system_prompt, source, baseDir);
   return config;
+}
+
+function checkPromptSize(text: string, where: string): void {
+  if (utf8Bytes(text) > LIMITS.systemPromptMaxBytes) {
+    throw new ConfigError(`${where}: at most ${LIMITS.systemPromptMaxBytes} bytes (a system prompt is limited to 64 KiB)`);
+  }
+}
+
+/** The top-level system prompt's text (a `{file}` is read now, at start-up). */
+function readSystemPrompt(value: z.infer<typeof SystemPromptSchema>, source: string, baseDir: string): string {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else {
+    const path = resolve(baseDir, value.file);
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`${source}: system_prompt.file: cannot read "${path}": ${(err as Error).message}`);
+    }
+    if (text.length === 0) throw new ConfigError(`${source}: system_prompt.file: "${path}" is empty`);
+  }
+  checkPromptSize(text, `${source}: system_prompt`);
+  return text;
+}
+
+/** The configured top-level system prompt (already read from its file), or null. */
+export function configSystemPrompt(config: Config): string | null {
+  return typeof config.system_prompt === 'string' ? config.system_prompt : null;
 }
 
 /** Anthropic route fields: `max_tokens` only there, every reasoning effort mapped to a thinking budget. */
@@ -167,7 +227,7 @@ export function loadConfig(dataDir: string, file?: string): Config {
   } catch (err) {
     throw new ConfigError(`${path}: not valid JSON: ${(err as Error).message}`);
   }
-  return parseConfig(raw, path);
+  return parseConfig(raw, path, dirname(path));
 }
 
 /** All routes by name, the embedded `scripted` route always included. */
@@ -184,6 +244,7 @@ export function resolveRoutes(config: Config): Map<string, ModelRoute> {
       context_window: r.context_window ?? null,
       ...(r.reasoning_efforts !== undefined && { reasoning_efforts: r.reasoning_efforts }),
       ...(r.max_tokens !== undefined && { max_tokens: r.max_tokens }),
+      ...(r.system_prompt !== undefined && { system_prompt: r.system_prompt }),
     });
   }
   return routes;

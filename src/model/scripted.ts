@@ -8,9 +8,14 @@
  *   `!mcp TOOL JSON` → calls the tool TOOL (e.g. an MCP `SERVER__TOOL`) with the JSON object
  *                    as arguments; after the result: `tool TOOL answered: RESULT`
  *   anything else → `echo: TEXT` in at least two deltas
+ * and to a summarization request (the last user message starts with SUMMARIZE_MARKER):
+ *   `summary: ` + the first 20 characters of each earlier user message, joined by ` | `.
+ * It reports `input_tokens` = UTF-8 bytes of the whole request (system, context, tools as
+ * JSON) / 4 and `output_tokens` = its reply's / 4; on a route with `context_window` a
+ * request larger than the window fails `context_overflow`, as a real provider would.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ModelError, type ContextItem, type ModelChunk, type ModelClient, type ModelRequest } from './types.js';
+import { CONTEXT_OVERFLOW, ModelError, SUMMARIZE_MARKER, type ModelChunk, type ModelClient, type ModelRequest } from './types.js';
 
 /** Characters per delta of an echo reply. */
 const ECHO_DELTA_CHARS = 8;
@@ -18,13 +23,18 @@ const ECHO_DELTA_CHARS = 8;
 let callCounter = 0;
 
 function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+  return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
 }
 
-function contextTokens(context: readonly ContextItem[]): number {
-  let n = 0;
-  for (const item of context) n += estimateTokens('text' in item ? item.text : item.output);
-  return n;
+/** Tokens of the whole request: its system prompt, context and tools as JSON, bytes / 4. */
+function requestTokens(request: ModelRequest): number {
+  return estimateTokens(JSON.stringify({ system: request.system ?? null, context: request.context, tools: request.tools }));
+}
+
+/** The deterministic summary (runtime.md §10): the first 20 characters of each user message. */
+function summaryOf(request: ModelRequest): string {
+  const users = request.context.slice(0, -1).flatMap((item) => (item.role === 'user' ? [item.text.slice(0, 20)] : []));
+  return `summary: ${users.join(' | ')}`;
 }
 
 /** Split text into deltas of at most `size` characters, at least two when possible. */
@@ -40,13 +50,22 @@ function split(text: string, size: number): string[] {
 
 async function* reply(text: string, request: ModelRequest): AsyncGenerator<ModelChunk> {
   for (const delta of split(text, ECHO_DELTA_CHARS)) yield { type: 'text_delta', delta };
-  yield { type: 'usage', input_tokens: contextTokens(request.context), output_tokens: estimateTokens(text) };
+  yield { type: 'usage', input_tokens: requestTokens(request), output_tokens: estimateTokens(text) };
   yield { type: 'finish', reason: 'stop' };
 }
 
 async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk> {
   const context = request.context;
+  const window = request.route.context_window;
+  const tokens = requestTokens(request);
+  if (window !== null && tokens > window) {
+    throw new ModelError(CONTEXT_OVERFLOW, `prompt is too long: ${tokens} tokens > ${window} maximum (scripted route "${request.route.route}")`);
+  }
   const last = context[context.length - 1];
+  if (last?.role === 'user' && last.text.startsWith(SUMMARIZE_MARKER)) {
+    yield* reply(summaryOf(request), request);
+    return;
+  }
   // After a tool result: report how the command ended.
   if (last?.role === 'tool' && last.tool === 'delegate') {
     yield* reply(`subagent: ${last.output}`, request);
@@ -78,12 +97,12 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
       type: 'tool_call',
       call: { call_id: `call_${Date.now().toString(36)}_${++callCounter}`, tool: 'shell', arguments: { command: command[2] } },
     };
-    yield { type: 'usage', input_tokens: contextTokens(context), output_tokens: estimateTokens(command[2]) };
+    yield { type: 'usage', input_tokens: tokens, output_tokens: estimateTokens(command[2]) };
     yield { type: 'finish', reason: 'tool_calls' };
     return;
   }
   if (command?.[1] === 'delegate' && command[2]) {
-    yield* callTool('delegate', { task: command[2] }, context);
+    yield* callTool('delegate', { task: command[2] }, tokens);
     return;
   }
   const mcp = command?.[1] === 'mcp' && command[2] ? /^(\S+)(?:\s+([\s\S]*))?$/.exec(command[2]) : null;
@@ -94,7 +113,7 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
     } catch {
       /* not JSON: the text itself */
     }
-    yield* callTool(mcp[1]!, typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { input: mcp[2] }, context);
+    yield* callTool(mcp[1]!, typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { input: mcp[2] }, tokens);
     return;
   }
   if (command?.[1] === 'sleep' && command[2] && /^\d+$/.test(command[2].trim())) {
@@ -106,7 +125,7 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
       });
       yield { type: 'text_delta', delta: letter };
     }
-    yield { type: 'usage', input_tokens: contextTokens(context), output_tokens: 2 };
+    yield { type: 'usage', input_tokens: tokens, output_tokens: 2 };
     yield { type: 'finish', reason: 'stop' };
     return;
   }
@@ -116,9 +135,9 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
   yield* reply(`echo: ${userText}`, request);
 }
 
-async function* callTool(tool: string, args: Record<string, unknown>, context: readonly ContextItem[]): AsyncGenerator<ModelChunk> {
+async function* callTool(tool: string, args: Record<string, unknown>, inputTokens: number): AsyncGenerator<ModelChunk> {
   yield { type: 'tool_call', call: { call_id: `call_${Date.now().toString(36)}_${++callCounter}`, tool, arguments: args } };
-  yield { type: 'usage', input_tokens: contextTokens(context), output_tokens: estimateTokens(JSON.stringify(args)) };
+  yield { type: 'usage', input_tokens: inputTokens, output_tokens: estimateTokens(JSON.stringify(args)) };
   yield { type: 'finish', reason: 'tool_calls' };
 }
 

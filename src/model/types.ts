@@ -35,6 +35,12 @@ export type ContextItem =
   /** A note from the runtime to the model (e.g. "the previous turn was interrupted"). */
   | { role: 'system'; text: string };
 
+/**
+ * Starts the last user message of a summarization request (a compaction, runtime.md §10),
+ * so a model that must answer it specially — the scripted one — can recognize it.
+ */
+export const SUMMARIZE_MARKER = '[agentd:summarize]';
+
 /** What a tool looks like to the model (function-calling format). */
 export interface ToolSpec {
   name: string;
@@ -54,6 +60,8 @@ export interface ModelRoute {
   reasoning_efforts?: string[];
   /** Anthropic: the reply's output-token limit (default 8192; thinking budgets come on top). */
   max_tokens?: number;
+  /** The route's system prompt (runtime.md §10): used when the session has none of its own. */
+  system_prompt?: string;
 }
 
 export interface ModelRequest {

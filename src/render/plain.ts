@@ -5,7 +5,7 @@
  * `log` (stderr). Colours only when asked for (a TTY and no NO_COLOR).
  */
 import type { Event, EventMsg, EventMsgOf } from '../../protocol/index.js';
-import { formatDuration, turnSummary } from './format.js';
+import { formatCount, formatDuration, turnSummary } from './format.js';
 import { sanitize } from './sanitize.js';
 import { describeCall } from './tool-call.js';
 
@@ -162,6 +162,9 @@ export class PlainPrinter {
     },
     model_changed: (p, m) => {
       p.logLine(p.c('gray', `model → ${sanitize(m.route)}`));
+    },
+    context_compacted: (p, m) => {
+      p.logLine(p.c('gray', `── context compacted (${m.reason}): ${formatCount(m.tokens_before)} → ${formatCount(m.tokens_after)} tokens`));
     },
   };
 

@@ -32,8 +32,11 @@ export function admitMessage(tx: Tx, item: InboxItem): void {
   if (turn && op.mode === 'steer') {
     tx.setTurn({ steer: [...turn.steer, op.text] });
     tx.emit({ type: 'user_message', text: op.text, mode: 'steer' }, { submission_id: id });
+    if (op.overrides) {
+      tx.emit({ type: 'warning', message: 'overrides apply only to a message that starts a turn; ignored for this steer' }, { submission_id: id });
+    }
   } else {
-    tx.set({ queue: [...tx.state.queue, { submission_id: id, text: op.text }] });
+    tx.set({ queue: [...tx.state.queue, { submission_id: id, text: op.text, ...(op.overrides && { overrides: op.overrides }) }] });
     tx.emit({ type: 'user_message', text: op.text, mode: 'queued' }, { submission_id: id, turn_id: null });
   }
 }
@@ -44,5 +47,5 @@ export function admitAndStart(tx: Tx, deps: SessionDeps, item: InboxItem): void 
   if (o.type !== 'message') return;
   tx.admission = { submission_id: item.submission.id, onAdmitted: item.onAdmitted, onRejected: item.onRejected };
   tx.emit({ type: 'user_message', text: o.text, mode: 'turn' }, { submission_id: item.submission.id, turn_id: null });
-  startTurn(tx, deps, item.submission.id, o.text);
+  startTurn(tx, deps, item.submission.id, o.text, o.overrides);
 }

@@ -4,6 +4,7 @@
  */
 import type { OtherSession, SessionDeps, SessionPorts, ToolListing } from './deps.js';
 import type { InboxItem } from './inbox.js';
+import type { CompactionEvent } from './compaction.js';
 import type { ModelEvent } from './model_step.js';
 import type { SessionState } from './state.js';
 import type { StepFailure } from './turn.js';
@@ -50,6 +51,7 @@ export type SessionEvent =
   | { type: 'submission'; item: InboxItem; facts: SubmissionFacts }
   | { type: 'cutoff.reached' }
   | ModelEvent
+  | CompactionEvent
   | ToolEvent
   | { type: 'journal.failed'; committed: SessionState; message: string; fatal: boolean }
   | { type: 'stop' };

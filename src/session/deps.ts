@@ -6,7 +6,8 @@
  */
 import type { ModelInfo, SessionStatus } from '../../protocol/index.js';
 import type { Config } from '../config/config.js';
-import type { ContextItem, ModelClient, ModelRoute } from '../model/types.js';
+import type { ModelClient, ModelRoute } from '../model/types.js';
+import type { TranscriptItem } from './context.js';
 import type { Tool } from '../tools/types.js';
 import type { ToolListing, ToolOffer } from './toolbox.js';
 
@@ -29,8 +30,8 @@ export interface SessionDeps {
 }
 
 export interface SessionPorts {
-  /** The model context as it stands (read when a model call starts). */
-  context(): readonly ContextItem[];
+  /** The transcript as it stands, compaction markers included (read when a model call starts). */
+  context(): readonly TranscriptItem[];
   /** Commit what is pending now; false when the commit failed (a tool call's start). */
   commitStart(): boolean;
   /** What the next model call is offered (MCP servers started as needed) and new warnings. */

@@ -25,7 +25,9 @@ import { Session } from './session.js';
 import { createDelegateTool, DELEGATE_TOOL } from './subagent.js';
 import { HostSubagents } from './subagent_host.js';
 import { SessionToolbox } from './toolbox.js';
-import { newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
+import { baseTokens, modelView, viewTokens, type TranscriptItem } from './context.js';
+import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, EMPTY_CONTEXT, type SessionState } from './state.js';
+import { systemPromptFor } from './system_prompt.js';
 import { Tx } from './tx.js';
 
 /** The last turn_started without a terminal event after it, scanning the journal backwards. */
@@ -48,6 +50,15 @@ function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn
     before = page[0]!.sequence;
   }
   return null;
+}
+
+/**
+ * A checkpoint from before context accounting: its estimate rebuilt from the transcript
+ * (bytes / 4 of the model's view; the system prompt and tools are counted at the next report).
+ */
+function withRebuiltContext(state: SessionState, stored: string[]): SessionState {
+  const view = modelView(stored.map((t) => JSON.parse(t) as TranscriptItem));
+  return { ...state, context: { ...EMPTY_CONTEXT, estimated_tokens: viewTokens(view, 0), items: view.length } };
 }
 
 const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
@@ -160,6 +171,9 @@ export class SessionHost implements SessionHostApi {
       throw new AgentdError('invalid_frame', `${field}: "${cwd}" is not an existing directory`);
     }
     const now = Date.now();
+    const systemPrompt = config.system_prompt ?? null;
+    const tools = [...this.toolset.tools.values()].map((t) => t.spec);
+    const base = baseTokens(systemPromptFor(systemPrompt, route, cfg, cwd, [...this.toolset.tools.keys()], now), tools);
     const state = newSessionState({
       session_id: child?.id ?? `s_${nanoid()}`,
       cwd,
@@ -168,6 +182,8 @@ export class SessionHost implements SessionHostApi {
       title: config.title ?? null,
       at: now,
       ...(child && { parent: child.parent, depth: child.depth }),
+      system_prompt: systemPrompt,
+      base_tokens: base,
     });
     const configured = new Tx(state).emit({
       type: 'session_configured',
@@ -176,6 +192,7 @@ export class SessionHost implements SessionHostApi {
       cwd: state.cwd,
       approval_policy: state.approval_policy,
       title: state.title,
+      system_prompt_bytes: systemPrompt === null ? 0 : Buffer.byteLength(systemPrompt, 'utf8'),
     });
     // The session row and its first batch are one commit, through its Recorder.
     const session = this.hydrate(state, 0, { at: now, change: configured.toChange() });
@@ -232,6 +249,7 @@ export class SessionHost implements SessionHostApi {
     } catch (err) {
       throw new AgentdError('internal', `session ${sessionId} cannot be loaded: its checkpoint is unreadable (${(err as Error).message})`);
     }
+    if (lacksContext(state)) state = withRebuiltContext(state, this.journal.loadTranscript(sessionId));
     const session = this.hydrate(state, stored.headSequence);
     this.scheduleEviction(session);
     return session;

@@ -13,14 +13,18 @@
  *      │  │       ▼                    │
  *      │  └─ draining (cutoff) ◄─ turn: sampling ⇄ stepEnd → tools → awaiting_approval
  *      ▼                               │                        └─► running_tool
- *   recovering ─────────────────► turn.tools      boundary (cutoff) → sampling
+ *   recovering ─────────────────► turn.tools      boundary (cutoff) → preparing → sampling
+ *                                                  preparing ⇄ compacting (runtime.md §10)
  */
-import { and, assign, enqueueActions, setup } from 'xstate';
+import { and, assign, setup } from 'xstate';
+import { change, effects, op, sub, type Ev } from './chart_change.js';
+import { contextActions, contextGuards } from './chart_context.js';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
 import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
 import type { SessionContext, SessionEffect, SessionEvent, SessionInput } from './chart_types.js';
 import { journalFailureNote, LENGTH_CONTINUATION_NOTE, modelStepInput, RESTART_NOTE } from './model_request.js';
 import { modelStep } from './model_step.js';
+import { compactStep, compactStepInput, takeRequestedCompaction } from './compaction.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
 import { finishCall, recordSubagent, toolRun, type ToolRunInput } from './tool_step.js';
 import {
@@ -32,26 +36,6 @@ import {
   startQueuedTurn,
 } from './turn.js';
 import { DELEGATE_TOOL } from './subagent.js';
-import { Tx } from './tx.js';
-
-type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
-
-/** An action that runs a change on a Tx; its result is assigned and emitted as a `change` effect. */
-function change<E extends SessionEvent = SessionEvent>(
-  fn: (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void,
-) {
-  return enqueueActions<SessionContext, SessionEvent, undefined, SessionEvent, never, never, never, never, SessionEffect>(
-    ({ context, event, enqueue }) => {
-      const tx = new Tx(context.state);
-      const extra = fn(tx, context, event as E);
-      enqueue.assign({ ...extra, state: tx.state });
-      if (tx.changed || tx.state !== context.state) enqueue.emit({ type: 'change', change: tx.toChange() });
-    },
-  );
-}
-
-const sub = (e: SessionEvent) => e as Ev<'submission'>;
-const op = (e: SessionEvent) => sub(e).item.submission.op;
 
 export const sessionMachine = setup({
   types: {
@@ -60,7 +44,7 @@ export const sessionMachine = setup({
     input: {} as SessionInput,
     emitted: {} as SessionEffect,
   },
-  actors: { modelStep, toolRun },
+  actors: { modelStep, toolRun, compactStep },
   guards: {
     awaitingApproval: ({ context }) => context.state.turn?.approval != null,
     turnOpen: ({ context }) => context.state.turn !== null,
@@ -96,14 +80,15 @@ export const sessionMachine = setup({
     maxStepsReached: ({ context }) =>
       (context.state.turn?.model_calls ?? 0) >= context.deps.config.limits.max_model_steps,
     fatal: ({ event }) => (event as Ev<'journal.failed'>).fatal,
+    ...contextGuards,
   },
   actions: {
     takeCutoff: assign(({ context }) => ({ atCutoff: true, cutoffEpoch: context.cutoffEpoch + 1 })),
     leaveCutoff: assign({ atCutoff: false }),
-    answerAlreadyAccepted: enqueueActions(({ event, enqueue }) => {
+    answerAlreadyAccepted: effects(({ event, enqueue }) => {
       enqueue.emit({ type: 'already_accepted', item: sub(event).item });
     }),
-    refuseQueueFull: enqueueActions(({ context, event, enqueue }) => {
+    refuseQueueFull: effects(({ context, event, enqueue }) => {
       enqueue.emit({ type: 'refused', item: sub(event).item, code: 'busy', message: queueFullMessage(context.deps.config) });
     }),
     handleSubmission: change((tx, ctx, event) => {
@@ -120,13 +105,16 @@ export const sessionMachine = setup({
         case 'set_model':
           return setModel(tx, ctx.deps, o, id);
         case 'capability_command':
-          return capabilityCommand(tx, o, id, facts.headSequence, facts.tools ?? null);
+          return capabilityCommand(tx, ctx.deps, o, id, facts.headSequence, facts.tools ?? null);
         case 'resume_session':
           return resumeSession(tx, facts.other, o, id);
       }
     }),
     admitAndStart: change((tx, ctx, event) => admitAndStart(tx, ctx.deps, sub(event).item)),
-    startQueuedTurn: change((tx, ctx) => startQueuedTurn(tx, ctx.deps)),
+    startQueuedTurn: change((tx, ctx) => {
+      startQueuedTurn(tx, ctx.deps);
+      takeRequestedCompaction(tx);
+    }),
     interrupt: change((tx, ctx, event) =>
       interruptTurn(tx, 'interrupted', ctx.stepText, { submission_id: sub(event).item.submission.id }),
     ),
@@ -138,6 +126,10 @@ export const sessionMachine = setup({
       tx.emitMessageDeltas(event.deltas);
       return { stepText: ctx.stepText + event.deltas.join('') };
     }),
+    recordReasoning: change((tx, _ctx, event: Ev<'model.reasoning'>) => {
+      for (const delta of event.deltas) tx.emit({ type: 'agent_reasoning_delta', delta });
+    }),
+    ...contextActions,
     endStep: change((tx, ctx, event: Ev<'model.done'>) => ({
       stepFailure: endModelStep(tx, ctx.deps, { ...event.result, text: ctx.stepText }, event.approvals),
       stepText: '',
@@ -188,7 +180,7 @@ export const sessionMachine = setup({
       const turn = tx.turn;
       const attempt = turn.recovery_attempts + 1;
       const fault = ctx.fault;
-      tx.setTurn({ recovery_attempts: attempt, approval: null });
+      tx.setTurn({ recovery_attempts: attempt, approval: null, compacted_for_call: false });
       // After a journal failure the result and a warning name the real cause, not a restart.
       if (fault) tx.emit({ type: 'warning', message: `the turn was paused because ${fault.message}; it resumes from its last checkpoint` });
       // A started delegate call keeps waiting for its child (recovered as any session): it
@@ -205,7 +197,7 @@ export const sessionMachine = setup({
       failTurn(tx, 'internal', ctx.fault!.message);
       return { fault: null };
     }),
-    rollback: enqueueActions(({ event, enqueue }) => {
+    rollback: effects(({ event, enqueue }) => {
       enqueue.emit({ type: 'rollback' });
       enqueue.assign({ state: (event as Ev<'journal.failed'>).committed, stepText: '', atCutoff: false });
     }),
@@ -241,6 +233,8 @@ export const sessionMachine = setup({
   },
   states: {
     hydrating: {
+      // A saved route no longer configured: the default route, with model_changed + warning.
+      entry: 'fallbackRoute',
       always: [
         { guard: and(['turnOpen', 'crashed']), target: 'draining', actions: 'failCrashed' },
         { guard: 'awaitingApproval', target: 'turn.awaiting_approval' },
@@ -260,6 +254,8 @@ export const sessionMachine = setup({
         submission: [
           { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
           { guard: 'isMessage', target: 'turn', actions: 'admitAndStart' },
+          // A manual compaction while idle is a turn of its own (runtime.md §10).
+          { guard: and(['isCompactCommand', 'hasContext']), target: 'turn', actions: 'startCompactionTurn' },
           { actions: 'handleSubmission' },
         ],
       },
@@ -268,11 +264,15 @@ export const sessionMachine = setup({
       entry: 'takeCutoff',
       exit: 'leaveCutoff',
       on: {
-        'cutoff.reached': [{ guard: 'hasQueue', target: 'turn', actions: 'startQueuedTurn' }, { target: 'idle' }],
+        'cutoff.reached': [
+          { guard: 'hasQueue', target: 'turn', actions: 'startQueuedTurn' },
+          { guard: 'compactionRequested', target: 'turn', actions: 'startCompactionTurn' },
+          { target: 'idle' },
+        ],
       },
     },
     turn: {
-      initial: 'sampling',
+      initial: 'preparing',
       on: {
         submission: [
           { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
@@ -282,6 +282,28 @@ export const sessionMachine = setup({
         ],
       },
       states: {
+        // Before each model call: compact when due; a compaction-only turn ends after it.
+        preparing: {
+          always: [
+            { guard: 'compactionDue', target: 'compacting', actions: 'beginCompaction' },
+            { guard: 'compactOnlyDone', target: '#session.draining', actions: 'complete' },
+            { guard: 'contextExceeded', target: '#session.draining', actions: 'failContextExceeded' },
+            { target: 'sampling' },
+          ],
+        },
+        compacting: {
+          invoke: {
+            src: 'compactStep',
+            input: ({ context }) => compactStepInput(context.state, context.deps, context.ports),
+          },
+          on: {
+            'compact.done': { target: 'preparing', actions: 'recordCompaction' },
+            'compact.failed': [
+              { guard: 'compactOnly', target: '#session.draining', actions: 'compactionFailed' },
+              { target: 'preparing', actions: 'compactionFailed' },
+            ],
+          },
+        },
         sampling: {
           entry: 'resetStep',
           invoke: {
@@ -291,8 +313,14 @@ export const sessionMachine = setup({
           on: {
             'model.deltas': { actions: 'recordDeltas' },
             'model.warnings': { actions: 'recordWarnings' },
+            'model.reasoning': { actions: 'recordReasoning' },
             'model.done': { target: 'stepEnd', actions: 'endStep' },
-            'model.failed': { target: '#session.draining', actions: 'failModel' },
+            'model.failed': [
+              // Too long for the window: one compaction, one retry; then context_window_exceeded.
+              { guard: and(['isOverflow', 'overflowRetries']), target: 'preparing', actions: 'compactAfterOverflow' },
+              { guard: 'isOverflow', target: '#session.draining', actions: 'failOverflow' },
+              { target: '#session.draining', actions: 'failModel' },
+            ],
           },
         },
         stepEnd: {
@@ -348,7 +376,7 @@ export const sessionMachine = setup({
           on: {
             'cutoff.reached': [
               { guard: 'maxStepsReached', target: '#session.draining', actions: 'failMaxSteps' },
-              { target: 'sampling', actions: 'drainSteer' },
+              { target: 'preparing', actions: 'drainSteer' },
             ],
           },
         },

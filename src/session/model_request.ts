@@ -2,10 +2,13 @@
  * What the model is sent: the request of one model call (route, effort, context, tools)
  * and the runtime's notes to the model. Kept out of the statechart.
  */
-import { ModelError, type ModelClient, type ModelRequest } from '../model/types.js';
+import { ModelError, type ModelClient, type ModelRequest, type ModelRoute } from '../model/types.js';
+import { modelView } from './context.js';
 import type { SessionDeps, SessionPorts } from './deps.js';
 import type { ModelStepInput } from './model_step.js';
+import { callRoute } from './routing.js';
 import type { SessionState } from './state.js';
+import { systemPromptFor } from './system_prompt.js';
 
 /** The result given to a tool call that was running when the daemon restarted. */
 export const RESTART_NOTE = 'the daemon restarted while this tool call was running; its outcome is unknown and it was not run again';
@@ -18,7 +21,7 @@ export function journalFailureNote(message: string): string {
   return `the session paused while this tool call was running (${message}); its outcome is unknown and it was not run again`;
 }
 
-function unknownRouteClient(route: string): ModelClient {
+export function unknownRouteClient(route: string): ModelClient {
   return {
     async *stream() {
       throw new ModelError('unknown_route', `model route "${route}" is not configured`);
@@ -26,16 +29,48 @@ function unknownRouteClient(route: string): ModelClient {
   };
 }
 
+/** The system prompt of a call on `route` for this session (runtime.md §10). */
+export function sessionSystemPrompt(state: SessionState, deps: SessionDeps, route: ModelRoute | undefined, now = Date.now()): string {
+  return systemPromptFor(state.system_prompt, route, deps.config, state.cwd, [...deps.tools.keys()], now);
+}
+
+/** The request of a call on `route` with `context` (a turn's step, or a summarization). */
+export function requestOn(
+  state: SessionState,
+  deps: SessionDeps,
+  route: { name: string; resolved: ModelRoute | null; reasoning_effort: string | null },
+  context: ModelRequest['context'],
+): Omit<ModelRequest, 'signal'> {
+  const resolved = route.resolved ?? undefined;
+  return {
+    route: resolved ?? { route: route.name, provider: 'scripted', model: state.model.model, context_window: null },
+    reasoning_effort: route.reasoning_effort,
+    system: sessionSystemPrompt(state, deps, resolved),
+    context,
+    tools: [...deps.tools.values()].map((t) => t.spec),
+  };
+}
+
+/** The model client of a route (one that fails `unknown_route` when it is not configured). */
+export function clientOf(deps: SessionDeps, name: string, resolved: ModelRoute | null): ModelClient {
+  return resolved ? deps.modelClient(resolved) : unknownRouteClient(name);
+}
+
 /** The input of the model-step child actor; the context is read when the call starts. */
 export function modelStepInput(state: SessionState, deps: SessionDeps, ports: SessionPorts): ModelStepInput {
-  const route = deps.routes.get(state.model.route);
+  const call = callRoute(state, deps);
   return {
-    client: route ? deps.modelClient(route) : unknownRouteClient(state.model.route),
-    request: (): Omit<ModelRequest, 'signal' | 'tools'> => ({
-      route: route ?? { route: state.model.route, provider: 'scripted', model: state.model.model, context_window: null },
-      reasoning_effort: state.model.reasoning_effort,
-      context: ports.context().slice(),
-    }),
+    client: clientOf(deps, call.route, call.resolved),
+    request: () => {
+      // The tools come from the offer (built-in and MCP), made when the call starts.
+      const { tools: _builtIn, ...request } = requestOn(
+        state,
+        deps,
+        { name: call.route, resolved: call.resolved, reasoning_effort: call.reasoning_effort },
+        modelView(ports.context()).map((v) => v.item),
+      );
+      return request;
+    },
     tools: ports.offerTools,
     idleTimeoutMs: deps.config.limits.model_idle_timeout_ms,
   };

@@ -5,7 +5,7 @@
  */
 import { fromCallback } from 'xstate';
 import type { TurnFailureCode } from '../../protocol/index.js';
-import { ModelError, type ModelClient, type ModelRequest, type ToolCallRequest } from '../model/types.js';
+import { ModelError, type ModelClient, type ModelRequest, type ReasoningBlock, type ToolCallRequest } from '../model/types.js';
 import { Coalescer } from './coalescer.js';
 import type { ToolApproval, ToolOffer } from './toolbox.js';
 import type { StepResult } from './turn.js';
@@ -23,6 +23,8 @@ export type ModelEvent =
   | { type: 'model.deltas'; deltas: string[] }
   /** MCP server failures to journal as `warning` events (before the call's reply). */
   | { type: 'model.warnings'; messages: string[] }
+  /** Pieces of the model's thinking (`agent_reasoning_delta` events), in stream order with the text deltas. */
+  | { type: 'model.reasoning'; deltas: string[] }
   /** The reply's text is what the deltas carried (the actor keeps it): not repeated here. */
   | { type: 'model.done'; result: Omit<StepResult, 'text'>; approvals?: Record<string, ToolApproval> }
   | { type: 'model.failed'; code: TurnFailureCode; message: string };
@@ -32,12 +34,31 @@ const MAX_DELTAS_PER_EVENT = 256;
 /** How long deltas may gather before they are handed to the session actor. */
 const DELTA_COALESCE_MS = 1;
 
+/** A streamed piece: reply text, or thinking. */
+type Piece = string | { reasoning: string };
+
+/** Consecutive pieces of one kind, as one actor event each. */
+function runsOf(items: Piece[]): ModelEvent[] {
+  const out: Array<{ type: 'model.deltas' | 'model.reasoning'; deltas: string[] }> = [];
+  for (const p of items) {
+    const type = typeof p === 'string' ? 'model.deltas' : 'model.reasoning';
+    const text = typeof p === 'string' ? p : p.reasoning;
+    const last = out[out.length - 1];
+    if (last?.type === type) last.deltas.push(text);
+    else out.push({ type, deltas: [text] });
+  }
+  return out;
+}
+
 export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   // Nothing is visible before the recorder's group commit anyway: hand deltas over at
   // most every DELTA_COALESCE_MS, in one actor event.
-  const deltas = new Coalescer<string>(
-    (items) => sendBack({ type: 'model.deltas', deltas: items }),
+  // Text and thinking pieces share one buffer so their events keep the stream's order.
+  const deltas = new Coalescer<Piece>(
+    (items) => {
+      for (const run of runsOf(items)) sendBack(run);
+    },
     (fn) => setTimeout(fn, DELTA_COALESCE_MS),
     controller.signal,
     MAX_DELTAS_PER_EVENT,
@@ -61,6 +82,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
 
   const run = async () => {
     const calls: ToolCallRequest[] = [];
+    const reasoning: ReasoningBlock[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
     // Starting MCP servers (each within its startup_timeout_ms) is not the model's idle time.
@@ -86,11 +108,22 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
         case 'text_delta':
           if (chunk.delta) deltas.push(chunk.delta);
           break;
+        case 'reasoning_delta':
+          if (chunk.delta) deltas.push({ reasoning: chunk.delta });
+          break;
+        case 'reasoning_block':
+          reasoning.push(chunk.block);
+          break;
         case 'tool_call':
           calls.push(chunk.call);
           break;
         case 'usage':
-          usage = { input_tokens: chunk.input_tokens, output_tokens: chunk.output_tokens };
+          usage = {
+            input_tokens: chunk.input_tokens,
+            output_tokens: chunk.output_tokens,
+            ...(chunk.cached_input_tokens !== undefined && { cached_input_tokens: chunk.cached_input_tokens }),
+            ...(chunk.reasoning_tokens !== undefined && { reasoning_tokens: chunk.reasoning_tokens }),
+          };
           break;
         case 'finish':
           finish = chunk.reason;
@@ -108,7 +141,7 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
       const mode = offer.approvals[call.tool];
       if (mode) approvals[call.tool] = mode;
     }
-    sendBack({ type: 'model.done', result: { calls, finish, usage }, approvals });
+    sendBack({ type: 'model.done', result: { calls, finish, usage, ...(reasoning.length > 0 && { reasoning }) }, approvals });
   };
 
   run()

@@ -4,7 +4,9 @@
  * that do not apply.
  */
 import { LIMITS, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
+import { requestCompaction } from './compaction.js';
 import type { OtherSession, SessionDeps, ToolListing } from './deps.js';
+import { callRoute, effortProblem } from './routing.js';
 import { sessionStatus } from './state.js';
 import type { Tx } from './tx.js';
 
@@ -15,21 +17,21 @@ export function setModel(tx: Tx, deps: SessionDeps, op: SetModelOp, submissionId
     return;
   }
   const effort = op.reasoning_effort ?? null;
-  if (effort !== null && route.reasoning_efforts && !route.reasoning_efforts.includes(effort)) {
-    tx.emit(
-      { type: 'warning', message: `route "${op.route}" does not offer reasoning effort "${effort}" (offers: ${route.reasoning_efforts.join(', ')})` },
-      { submission_id: submissionId },
-    );
+  const problem = effort !== null ? effortProblem(route, effort) : null;
+  if (problem) {
+    tx.emit({ type: 'warning', message: problem }, { submission_id: submissionId });
     return;
   }
   const model = { route: route.route, model: route.model, reasoning_effort: effort, context_window: route.context_window };
-  tx.set({ model });
+  // Another window: the circuit breaker starts over (runtime.md §10).
+  tx.set({ model, context: { ...tx.state.context, compaction_failures: 0 } });
   tx.emit({ type: 'model_changed', ...model }, { submission_id: submissionId });
 }
 
-/** The built-in capability `session`: commands `status`, `title` and `tools` (the listing the pump looked up). */
+/** The built-in capability `session`: commands `status`, `title`, `tools` (the listing the pump looked up) and `compact` (during a turn; idle: see compaction.ts). */
 export function capabilityCommand(
   tx: Tx,
+  deps: SessionDeps,
   op: CapabilityCommandOp,
   submissionId: string,
   headSequence: number,
@@ -58,6 +60,13 @@ export function capabilityCommand(
             approval_policy: s.approval_policy,
             cwd: s.cwd,
             title: s.title,
+            context: {
+              estimated_tokens: s.context.estimated_tokens,
+              context_window: callRoute(s, deps).context_window,
+              items: s.context.items,
+              compaction_failures: s.context.compaction_failures,
+            },
+            system_prompt_bytes: s.system_prompt === null ? 0 : Buffer.byteLength(s.system_prompt, 'utf8'),
           },
         },
         tags,
@@ -76,8 +85,11 @@ export function capabilityCommand(
     case 'tools':
       tx.emit({ type: 'capability_output', capability: 'session', command: 'tools', output: tools ?? { tools: [], mcp_servers: [] } }, tags);
       return;
+    case 'compact':
+      requestCompaction(tx, submissionId);
+      return;
     default:
-      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools)` }, tags);
+      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools, compact)` }, tags);
   }
 }
 

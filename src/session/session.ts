@@ -9,7 +9,7 @@
 import { createActor, type Actor } from 'xstate';
 import type { AdmissionOutcome, EnqueueResult, SessionDescriptor, Submission } from '../../protocol/index.js';
 import type { CommittedBatch, Journal } from '../journal/journal.js';
-import type { ContextItem } from '../model/types.js';
+import type { TranscriptItem } from './context.js';
 import { queueFullMessage, queueIsFull } from './admission.js';
 import type { SessionHandle } from './api.js';
 import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
@@ -69,7 +69,7 @@ export class Session implements SessionHandle {
     const { journal, state } = options;
     this.id = state.session_id;
     const transcript = new Transcript(state.transcript_length, () =>
-      journal.loadTranscript(this.id).map((t) => JSON.parse(t) as ContextItem),
+      journal.loadTranscript(this.id).map((t) => JSON.parse(t) as TranscriptItem),
     );
     this.inbox = new Inbox(options.inboxCapacity, state.last_ingress_seq);
     this.recorder = new Recorder({

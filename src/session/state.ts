@@ -4,7 +4,15 @@
  * hydration. Treated as immutable — every change makes a new object — so the last
  * committed state can be kept by reference for rollback.
  */
-import type { ApprovalPolicy, ExecApprovalRequestMsg, ModelInfo, SessionDescriptor, TokenUsage } from '../../protocol/index.js';
+import type {
+  ApprovalPolicy,
+  CompactionReason,
+  ExecApprovalRequestMsg,
+  MessageOverrides,
+  ModelInfo,
+  SessionDescriptor,
+  TokenUsage,
+} from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
 import type { ToolApproval } from './toolbox.js';
 
@@ -14,6 +22,18 @@ export const CHECKPOINT_VERSION = 1;
 export interface QueuedMessage {
   submission_id: string;
   text: string;
+  /** The message's per-turn overrides, as sent. */
+  overrides?: MessageOverrides;
+}
+
+/** The model context's bookkeeping (runtime.md §10). */
+export interface ContextAccount {
+  /** Estimate of the next call's input tokens: last reported + bytes/4 of what was added since. */
+  estimated_tokens: number;
+  /** Items in the model's view now (a summary counts one). */
+  items: number;
+  /** Failed compactions in a row (the circuit breaker opens at `compaction.max_failures`). */
+  compaction_failures: number;
 }
 
 /** A tool call of the current model step and where it stands. */
@@ -53,6 +73,17 @@ export interface ActiveTurn {
   output_recoveries: number;
   /** Restart recoveries of this turn so far. */
   recovery_attempts: number;
+  // ---- context (all optional: checkpoints written before they existed lack them) ----
+  /** The overrides this turn runs with (route, reasoning effort), from its message. */
+  overrides?: MessageOverrides;
+  /** A compaction asked for before the next model call (manual, or after an overflow error). */
+  compaction?: Exclude<CompactionReason, 'auto'> | null;
+  /** The turn exists only to compact (a manual compaction while idle). */
+  compact_only?: boolean;
+  /** A compaction was already tried for the next model call (no second automatic one). */
+  compacted_for_call?: boolean;
+  /** The next model call is the one retry after an overflow error. */
+  overflow_retried?: boolean;
 }
 
 export interface SessionState {
@@ -77,6 +108,12 @@ export interface SessionState {
   parent?: { session_id: string; call_id: string };
   /** Subagent depth: 0 for a root session, 1 for its child, … (absent: 0). */
   depth?: number;
+  /** The session's own system prompt (`create_session.config.system_prompt`); null: none. */
+  system_prompt: string | null;
+  /** The model context's token estimate and compaction bookkeeping. */
+  context: ContextAccount;
+  /** A `session compact` received between turns (its submission id): the next turn compacts first. */
+  compaction_requested?: string | null;
 }
 
 /** A subagent's pending approval, as its parent's descriptor shows it. */
@@ -84,11 +121,28 @@ export type PendingChildApproval = NonNullable<SessionDescriptor['pending_child_
 
 export const ZERO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0 };
 
-/** Add token counts, saturating at MAX_SAFE_INTEGER instead of losing precision. */
+/**
+ * Add token counts, saturating at MAX_SAFE_INTEGER instead of losing precision. The
+ * cached and reasoning counters appear once either side has them.
+ */
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   const add = (x: number, y: number) => Math.min(Number.MAX_SAFE_INTEGER, x + y);
-  return { input_tokens: add(a.input_tokens, b.input_tokens), output_tokens: add(a.output_tokens, b.output_tokens) };
+  const sum: TokenUsage = { input_tokens: add(a.input_tokens, b.input_tokens), output_tokens: add(a.output_tokens, b.output_tokens) };
+  if (a.cached_input_tokens !== undefined || b.cached_input_tokens !== undefined) {
+    sum.cached_input_tokens = add(a.cached_input_tokens ?? 0, b.cached_input_tokens ?? 0);
+  }
+  if (a.reasoning_tokens !== undefined || b.reasoning_tokens !== undefined) {
+    sum.reasoning_tokens = add(a.reasoning_tokens ?? 0, b.reasoning_tokens ?? 0);
+  }
+  return sum;
 }
+
+/** Usage as `token_usage` carries it: every counter, 0 where the provider reported none. */
+export function fullUsage(u: TokenUsage): Required<TokenUsage> {
+  return { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cached_input_tokens: u.cached_input_tokens ?? 0, reasoning_tokens: u.reasoning_tokens ?? 0 };
+}
+
+export const EMPTY_CONTEXT: ContextAccount = { estimated_tokens: 0, items: 0, compaction_failures: 0 };
 
 /** The checkpoint of a brand-new session. */
 export function newSessionState(fields: {
@@ -100,6 +154,9 @@ export function newSessionState(fields: {
   at: number;
   parent?: { session_id: string; call_id: string };
   depth?: number;
+  system_prompt?: string | null;
+  /** Estimated tokens of an empty context (system prompt and tool specs). */
+  base_tokens?: number;
 }): SessionState {
   return {
     version: CHECKPOINT_VERSION,
@@ -118,11 +175,13 @@ export function newSessionState(fields: {
     transcript_length: 0,
     ...(fields.parent && { parent: fields.parent }),
     ...(fields.depth && { depth: fields.depth }),
+    system_prompt: fields.system_prompt ?? null,
+    context: { ...EMPTY_CONTEXT, estimated_tokens: fields.base_tokens ?? 0 },
   };
 }
 
 /** A turn that has just started. */
-export function newTurn(turn_id: string, submission_id: string | null, at: number): ActiveTurn {
+export function newTurn(turn_id: string, submission_id: string | null, at: number, extra: Partial<ActiveTurn> = {}): ActiveTurn {
   return {
     turn_id,
     submission_id,
@@ -138,6 +197,7 @@ export function newTurn(turn_id: string, submission_id: string | null, at: numbe
     recent_calls: [],
     output_recoveries: 0,
     recovery_attempts: 0,
+    ...extra,
   };
 }
 
@@ -172,6 +232,7 @@ export function toDescriptor(
     parent_session_id: state.parent?.session_id ?? null,
     parent_call_id: state.parent?.call_id ?? null,
     pending_child_approval: pendingChildApproval,
+    context: { estimated_tokens: state.context?.estimated_tokens ?? 0, context_window: state.model.context_window },
   };
 }
 
@@ -181,5 +242,12 @@ export function parseCheckpoint(text: string): SessionState {
   if (typeof state !== 'object' || state === null || state.version !== CHECKPOINT_VERSION || !state.session_id) {
     throw new Error(`unsupported checkpoint (version ${(state as { version?: unknown })?.version})`);
   }
+  // Sessions created before the system prompt existed have none (runtime.md §10).
+  if (state.system_prompt === undefined) state.system_prompt = null;
   return state;
+}
+
+/** A checkpoint written before context accounting existed (its estimate is rebuilt from the transcript at hydration). */
+export function lacksContext(state: SessionState): boolean {
+  return (state as { context?: unknown }).context === undefined;
 }

@@ -7,6 +7,7 @@ import type { ExecOutputDeltaMsg, ToolCallStatus } from '../../protocol/index.js
 import type { ToolCallRequest } from '../model/types.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import { Coalescer } from './coalescer.js';
+import { cutToolOutput } from './context.js';
 import type { CallState } from './state.js';
 import type { Tx } from './tx.js';
 
@@ -95,11 +96,12 @@ export function endCall(tx: Tx, current: CallState, result: CallResult): void {
     exit_code: result.exit_code ?? null,
     duration_ms: current.started_at ? Math.max(0, tx.now - current.started_at) : 0,
   });
+  // The model is sent at most 64 KiB of it; the event keeps it whole (runtime.md §10).
   tx.append({
     role: 'tool',
     call_id: current.call.call_id,
     tool: current.call.tool,
-    output: result.output,
+    output: cutToolOutput(result.output),
     ...(result.exit_code !== undefined && { exit_code: result.exit_code }),
   });
 }

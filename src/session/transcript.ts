@@ -1,24 +1,25 @@
 /**
- * The Transcript: the model context of a session, append-only. Items up to
+ * The Transcript: the model context of a session, append-only (compaction appends a
+ * marker; the model's view is built by context.ts). Items up to
  * `committedLength` are in the journal; items after it belong to the next batch and are
  * dropped again if that batch fails to commit. Loaded lazily from the journal on first use.
  */
-import type { ContextItem } from '../model/types.js';
+import type { TranscriptItem } from './context.js';
 
 export class Transcript {
-  private items: ContextItem[] | null = null;
+  private items: TranscriptItem[] | null = null;
 
   constructor(
     /** Items already in the journal. */
     private committed: number,
-    private readonly load: () => ContextItem[],
+    private readonly load: () => TranscriptItem[],
   ) {}
 
   get committedLength(): number {
     return this.committed;
   }
 
-  all(): readonly ContextItem[] {
+  all(): readonly TranscriptItem[] {
     if (!this.items) {
       this.items = this.load();
       if (this.items.length !== this.committed) {
@@ -32,8 +33,8 @@ export class Transcript {
     return this.items ? this.items.length : this.committed;
   }
 
-  append(item: ContextItem): void {
-    (this.all() as ContextItem[]).push(item);
+  append(item: TranscriptItem): void {
+    (this.all() as TranscriptItem[]).push(item);
   }
 
   /** Items not yet committed, serialized for the journal. */

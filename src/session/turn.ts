@@ -3,10 +3,12 @@
  * (complete, interrupted, failed). Each works on a Tx so events and state change together.
  */
 import type { TokenUsage, TurnFailureCode } from '../../protocol/index.js';
-import type { ToolCallRequest } from '../model/types.js';
+import type { MessageOverrides } from '../../protocol/index.js';
+import type { ReasoningBlock, ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
 import type { ToolApproval } from './toolbox.js';
-import { addUsage, newTurn, type CallState } from './state.js';
+import { applicableOverrides } from './routing.js';
+import { addUsage, fullUsage, newTurn, type CallState } from './state.js';
 import { callKey, toolArgumentsProblem } from './tool_args.js';
 import { endCall } from './tool_step.js';
 import type { Tx } from './tx.js';
@@ -17,16 +19,19 @@ export interface StepResult {
   calls: ToolCallRequest[];
   finish: 'stop' | 'tool_calls' | 'length';
   usage: TokenUsage | null;
+  /** The reply's thinking blocks, kept on its transcript item and sent back. */
+  reasoning?: ReasoningBlock[];
 }
 
 const INTERRUPTED_NOTE = 'The user interrupted the previous turn; its unfinished tool calls did not complete.';
 
-/** Open a new turn for a user message (already in the transcript by the caller). */
-export function startTurn(tx: Tx, deps: SessionDeps, submissionId: string | null, text: string): void {
-  const turn = newTurn(deps.newId('turn'), submissionId, tx.now);
-  tx.append({ role: 'user', text });
+/** Open a new turn for a user message, with the message's overrides that apply (runtime.md §11). */
+export function startTurn(tx: Tx, deps: SessionDeps, submissionId: string | null, text: string, requested?: MessageOverrides): void {
+  const overrides = applicableOverrides(tx, deps, requested, submissionId);
+  const turn = newTurn(deps.newId('turn'), submissionId, tx.now, overrides ? { overrides } : {});
   tx.set({ turn });
-  tx.emit({ type: 'turn_started', turn_id: turn.turn_id }, { submission_id: submissionId });
+  tx.append({ role: 'user', text });
+  tx.emit({ type: 'turn_started', turn_id: turn.turn_id, ...(overrides && { overrides }) }, { submission_id: submissionId });
 }
 
 /** Start the turn of the oldest queued message. */
@@ -34,7 +39,7 @@ export function startQueuedTurn(tx: Tx, deps: SessionDeps): void {
   const [next, ...rest] = tx.state.queue;
   if (!next) return;
   tx.set({ queue: rest });
-  startTurn(tx, deps, next.submission_id, next.text);
+  startTurn(tx, deps, next.submission_id, next.text, next.overrides);
 }
 
 /** Give steer messages admitted so far to the next model call. */
@@ -68,8 +73,9 @@ export function endModelStep(
   if (step.usage) {
     usage = addUsage(usage, step.usage);
     total = addUsage(total, step.usage);
-    tx.set({ usage_total: total });
-    tx.emit({ type: 'token_usage', usage: step.usage, total });
+    // The estimate restarts from what the provider counted (the reply is added below).
+    tx.set({ usage_total: total, context: { ...tx.state.context, estimated_tokens: step.usage.input_tokens } });
+    tx.emit({ type: 'token_usage', usage: fullUsage(step.usage), total: fullUsage(total) });
   }
   // Arguments past the bounds never reach approval, a tool, an event or the transcript:
   // the call gets an error result saying why.
@@ -85,6 +91,7 @@ export function endModelStep(
     role: 'assistant',
     text: step.text,
     ...(requested.length > 0 && { tool_calls: requested }),
+    ...(step.reasoning && step.reasoning.length > 0 && { reasoning: step.reasoning }),
   });
   let recent = turn.recent_calls;
   for (const call of requested) {
@@ -98,6 +105,9 @@ export function endModelStep(
     calls,
     recent_calls: recent,
     output_recoveries: step.finish === 'length' && step.calls.length === 0 ? turn.output_recoveries : 0,
+    // The call went through: the next one may compact (and retry an overflow) again.
+    compacted_for_call: false,
+    overflow_retried: false,
   });
   for (const call of requested) {
     tx.emit({ type: 'tool_call_begin', call_id: call.call_id, tool: call.tool, arguments: call.arguments });

@@ -10,7 +10,7 @@ import {
   type EventMsg,
   type ExecOutputDeltaMsg,
 } from '../../protocol/index.js';
-import type { ContextItem } from '../model/types.js';
+import { itemTokens, type TranscriptItem } from './context.js';
 import { eventEntry, MAX_EVENT_BYTES } from './event_fit.js';
 import type { SessionState } from './state.js';
 
@@ -25,7 +25,7 @@ export interface PendingAdmission {
 export interface Change {
   entries: string[];
   state: SessionState;
-  items: ContextItem[];
+  items: TranscriptItem[];
   admission: PendingAdmission | undefined;
 }
 
@@ -44,13 +44,24 @@ export class Tx {
   /** A message admitted by this change: acknowledged once its batch commits. */
   admission: PendingAdmission | undefined;
   /** Transcript items (model context) this change appends, in order. */
-  readonly items: ContextItem[] = [];
+  readonly items: TranscriptItem[] = [];
 
   constructor(public state: SessionState) {}
 
-  /** Append an item to the model context (applied with the change). */
-  append(item: ContextItem): this {
+  /**
+   * Append an item to the model context (applied with the change); its estimated tokens
+   * are added to the context's estimate. A compaction marker sets the estimate itself
+   * (see compaction.ts).
+   */
+  append(item: TranscriptItem): this {
     this.items.push(item);
+    if (item.role !== 'compaction') {
+      const c = this.state.context;
+      this.state = {
+        ...this.state,
+        context: { ...c, estimated_tokens: Math.min(Number.MAX_SAFE_INTEGER, c.estimated_tokens + itemTokens(item)), items: c.items + 1 },
+      };
+    }
     return this;
   }
 

@@ -62,10 +62,10 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
   const textWidth = width - 2;
   const hasOlder = view.nextBeforeSequence !== null;
   const lines = useMemo<Line[]>(() => {
-    const body = layoutTranscript(view.transcript.items, view.notes, textWidth);
+    const body = layoutTranscript(view.transcript.items, view.notes, textWidth, view.showReasoning);
     if (view.sessionId === null) return [[seg('  connecting…', { color: theme.muted })], ...body];
     return [historyBanner(hasOlder, view.loadingHistory), [], ...body];
-  }, [view.transcript.items, view.notes, textWidth, hasOlder, view.loadingHistory, view.sessionId]);
+  }, [view.transcript.items, view.notes, textWidth, hasOlder, view.loadingHistory, view.sessionId, view.showReasoning]);
 
   const suggestions = asked ? [] : suggestionRows(input.value);
   const approvalH = asked ? approvalPromptHeight(asked, width, askedChild) : 0;

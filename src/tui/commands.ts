@@ -7,7 +7,9 @@ export interface SlashCommand {
 }
 
 export const COMMANDS: SlashCommand[] = [
-  { name: 'model', args: 'ROUTE [EFFORT]', help: 'switch the model route (and reasoning effort)' },
+  { name: 'model', args: '[ROUTE [EFFORT]]', help: 'switch the model route (and reasoning effort); alone: list the routes' },
+  { name: 'compact', args: '', help: 'summarize the conversation so far to free context' },
+  { name: 'thinking', args: '', help: 'show or collapse the model\'s thinking' },
   { name: 'sessions', args: '', help: 'list sessions (subagents too: /attach ID opens one)' },
   { name: 'tools', args: '', help: 'list the session’s tools (built-in and MCP) and MCP servers' },
   { name: 'attach', args: 'SESSION_ID', help: 'switch to another session' },

@@ -9,7 +9,7 @@ import type { ClientState } from '../client/events.js';
 import { newSubmissionId } from '../client/client.js';
 import { describeError } from '../client/errors.js';
 import type { LocalNote } from './items.js';
-import { relativeTime } from '../render/format.js';
+import { formatCount, relativeTime } from '../render/format.js';
 import { sanitizeLine } from '../render/sanitize.js';
 import { childApproval, childProgress, runningChildren, withChildProgress, type ChildView } from './subagents.js';
 import {
@@ -23,7 +23,8 @@ import {
 export type TuiClient = Pick<
   AgentdClient,
   'events' | 'currentState' | 'attach' | 'detach' | 'createSession' | 'listSessions' | 'history' | 'submit' | 'reconnectNow'
->;
+> &
+  Partial<Pick<AgentdClient, 'listModels'>>;
 
 export interface ViewState {
   sessionId: string | null;
@@ -39,6 +40,8 @@ export interface ViewState {
   interruptingTurn: string | null;
   /** Subagents of running delegate calls, followed (attached) from this view, by session id. */
   children: Record<string, ChildView>;
+  /** Finished thinking is shown whole (`/thinking` toggles), else collapsed to a row. */
+  showReasoning: boolean;
 }
 
 export const HISTORY_PAGE = LIMITS.historyDefault;
@@ -71,6 +74,7 @@ function freshSession(sessionId: string | null): Omit<ViewState, 'conn'> {
     answeredApproval: null,
     interruptingTurn: null,
     children: {},
+    showReasoning: false,
   };
 }
 
@@ -357,5 +361,44 @@ export class TuiController {
 
   reconnectNow(): void {
     this.client.reconnectNow();
+  }
+
+  // ---- context (runtime.md §10, §11) ----
+
+  /** `/model` alone: the routes to pick from, with their windows and efforts. */
+  async listModels(): Promise<void> {
+    if (!this.client.listModels) {
+      this.note('error', 'this client cannot list models');
+      return;
+    }
+    try {
+      const { routes, default: def } = await this.client.listModels();
+      const current = this.state.transcript.info.model?.route;
+      const rows = routes.map((r) => {
+        const mark = r.route === current ? '*' : ' ';
+        const window = r.context_window ? `${formatCount(r.context_window)} ctx` : 'no window';
+        const efforts = r.reasoning_efforts.length > 0 ? `efforts: ${r.reasoning_efforts.join(', ')}` : '';
+        return `${mark} ${sanitizeLine(r.route).padEnd(16)} ${sanitizeLine(`${r.provider}/${r.model}`).padEnd(28)} ${window.padEnd(10)} ${sanitizeLine(efforts)}${r.route === def ? '  (default)' : ''}`;
+      });
+      this.note('info', `${routes.length} model route${routes.length === 1 ? '' : 's'} — /model ROUTE [EFFORT] to switch`, rows.join('\n'));
+    } catch (err) {
+      this.note('error', `could not list models: ${describeError(err)}`);
+    }
+  }
+
+  /** `/compact`: summarize the conversation (a turn of its own when idle, else before the next model call). */
+  async compact(): Promise<void> {
+    const sessionId = this.state.sessionId;
+    if (!sessionId) return;
+    try {
+      await this.client.submit(sessionId, { id: newSubmissionId('tui'), op: { type: 'capability_command', capability: 'session', command: 'compact' } });
+    } catch (err) {
+      this.note('error', `could not compact: ${describeError(err)}`);
+    }
+  }
+
+  /** `/thinking`: show finished thinking whole, or collapse it again. */
+  toggleReasoning(): void {
+    this.set({ showReasoning: !this.state.showReasoning });
   }
 }

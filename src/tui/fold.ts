@@ -6,6 +6,7 @@
 import type { BatchFrame, Event, EventMsg, EventMsgOf } from '../../protocol/index.js';
 import type { Folder } from './folder.js';
 import { appendOutput } from './items.js';
+import { formatCount } from '../render/format.js';
 
 /** Where an event is folded: its batch's sequence, the key of an item it adds, the event. */
 interface At {
@@ -34,7 +35,24 @@ const ON_EVENT: { [T in EventMsg['type']]?: Handler<T> } = {
     f.info.activeTurnId = m.turn_id;
     f.info.turnStartedAt = at.ev.ts;
   },
+  agent_reasoning_delta: (f, m, at) => {
+    const open = f.openReasoning();
+    if (open !== null) f.edit<'reasoning'>(open).text += m.delta;
+    else f.add({ kind: 'reasoning', key: at.key, seq: at.seq, text: m.delta, streaming: true });
+  },
+  context_compacted: (f, m, at) => {
+    f.closeAgent();
+    f.info.context = { estimated: m.tokens_after, window: f.info.model?.context_window ?? f.info.context?.window ?? null };
+    f.notice(
+      at.seq,
+      at.key,
+      'info',
+      `── context compacted (${m.reason}): ${formatCount(m.tokens_before)} → ${formatCount(m.tokens_after)} tokens · ${m.items_before} → ${m.items_after} items`,
+      m.summary,
+    );
+  },
   agent_message_delta: (f, m, at) => {
+    f.closeReasoning();
     if (f.fold.openAgent === null) {
       f.fold.openAgent = f.add({ kind: 'agent', key: at.key, seq: at.seq, text: m.delta, streaming: true });
     } else {
@@ -95,6 +113,8 @@ const ON_EVENT: { [T in EventMsg['type']]?: Handler<T> } = {
   },
   token_usage: (f, m) => {
     f.info.usage = m.total;
+    // The next call sends about what this one did plus its reply.
+    f.info.context = { estimated: m.usage.input_tokens + m.usage.output_tokens, window: f.info.model?.context_window ?? f.info.context?.window ?? null };
   },
   turn_resumed: (f, m, at) => {
     // A reply cut off by the restart stays as it was; the resumed step starts a new one.
@@ -123,6 +143,7 @@ const ON_EVENT: { [T in EventMsg['type']]?: Handler<T> } = {
       reasoning_effort: m.reasoning_effort,
       context_window: m.context_window,
     };
+    if (f.info.context) f.info.context = { ...f.info.context, window: m.context_window };
     f.notice(
       at.seq,
       at.key,

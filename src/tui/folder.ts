@@ -56,12 +56,25 @@ export class Folder {
     return this.items[idx] as Extract<Item, { kind: K }>;
   }
 
-  /** The streaming agent reply, if any, is complete. */
+  /** The streaming agent reply (and thinking), if any, is complete. */
   closeAgent(): void {
+    this.closeReasoning();
     if (this.fold.openAgent === null) return;
     const it = this.edit<'agent'>(this.fold.openAgent);
     it.streaming = false;
     this.fold.openAgent = null;
+  }
+
+  /** The last item, when it is thinking still streaming. */
+  openReasoning(): number | null {
+    const idx = this.items.length - 1;
+    const it = this.items[idx];
+    return it?.kind === 'reasoning' && it.streaming ? idx : null;
+  }
+
+  closeReasoning(): void {
+    const idx = this.openReasoning();
+    if (idx !== null) this.edit<'reasoning'>(idx).streaming = false;
   }
 
   notice(seq: number, key: string, tone: NoticeTone, text: string, detail?: string): void {

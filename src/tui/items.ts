@@ -15,6 +15,8 @@ export interface OutputChunk {
 export type Item =
   | { kind: 'user'; key: string; seq: number; text: string; mode: UserMessageMode }
   | { kind: 'agent'; key: string; seq: number; text: string; streaming: boolean }
+  /** The model's thinking (agent_reasoning_delta), shown dimmed; collapsed once it ends. */
+  | { kind: 'reasoning'; key: string; seq: number; text: string; streaming: boolean }
   | {
       kind: 'tool';
       key: string;
@@ -68,6 +70,7 @@ export interface LocalNote {
 export type ItemKind = Item['kind'];
 export type ToolItem = Extract<Item, { kind: 'tool' }>;
 export type TurnEndItem = Extract<Item, { kind: 'turn_end' }>;
+export type ReasoningItem = Extract<Item, { kind: 'reasoning' }>;
 
 /** Output kept per tool call (the tail); older text is counted in `truncated`. */
 export const MAX_TOOL_OUTPUT_CHARS = 64 * 1024;

@@ -3,7 +3,7 @@
  * results are memoised per (item object, width), so streaming one item re-lays only it.
  */
 import type { UserMessageMode } from '../../protocol/index.js';
-import type { Item, LocalNote, ToolItem, TurnEndItem } from './items.js';
+import type { Item, LocalNote, ReasoningItem, ToolItem, TurnEndItem } from './items.js';
 import { formatDuration, turnSummary } from '../render/format.js';
 import { sanitize } from '../render/sanitize.js';
 import { lineWidth, seg, wrap, type Line, type Seg } from './text.js';
@@ -23,8 +23,11 @@ function memo(item: object, width: number, make: () => Line[]): Line[] {
   return lines;
 }
 
+/** Finished thinking shows this many rows unless expanded (`/thinking`). */
+export const REASONING_COLLAPSED_ROWS = 1;
+
 /** Rows of a whole transcript: items and local notes merged by sequence, one blank row between blocks. */
-export function layoutTranscript(items: readonly Item[], notes: readonly LocalNote[], width: number): Line[] {
+export function layoutTranscript(items: readonly Item[], notes: readonly LocalNote[], width: number, showReasoning = false): Line[] {
   const out: Line[] = [];
   const w = Math.max(10, width);
   let n = 0;
@@ -34,7 +37,7 @@ export function layoutTranscript(items: readonly Item[], notes: readonly LocalNo
   };
   for (const item of items) {
     while (n < notes.length && notes[n]!.afterSeq < item.seq) emit(layoutNote(notes[n++]!, w));
-    emit(layoutItem(item, w));
+    emit(item.kind === 'reasoning' ? layoutReasoning(item, w, showReasoning) : layoutItem(item, w));
   }
   while (n < notes.length) emit(layoutNote(notes[n++]!, w));
   return out;
@@ -57,8 +60,30 @@ export function layoutItem(item: Item, width: number): Line[] {
         return turnEndLines(item, width);
       case 'notice':
         return noticeLines(item.tone, item.text, item.detail, width);
+      case 'reasoning':
+        return reasoningLines(item, width, false);
     }
   });
+}
+
+const expandedCache = new WeakMap<object, { width: number; lines: Line[] }>();
+
+/** Thinking, dimmed: whole while it streams or when expanded, else its first row and a count. */
+export function layoutReasoning(item: ReasoningItem, width: number, expanded: boolean): Line[] {
+  if (!expanded) return layoutItem(item, width);
+  const hit = expandedCache.get(item);
+  if (hit && hit.width === width) return hit.lines;
+  const lines = reasoningLines(item, width, true);
+  expandedCache.set(item, { width, lines });
+  return lines;
+}
+
+function reasoningLines(item: ReasoningItem, width: number, expanded: boolean): Line[] {
+  const style = { color: theme.muted, dim: true, italic: true };
+  const rows = wrap([seg(sanitize(item.text.trim()), style)], width, { first: [seg('✻ ', { color: theme.muted })], rest: [seg('  ')] });
+  if (item.streaming || expanded || rows.length <= REASONING_COLLAPSED_ROWS) return rows;
+  const hidden = rows.length - REASONING_COLLAPSED_ROWS;
+  return [...rows.slice(0, REASONING_COLLAPSED_ROWS), [seg(`  … ${hidden} more line${hidden === 1 ? '' : 's'} of thinking · /thinking to show`, { color: theme.muted, dim: true })]];
 }
 
 function userLines(text: string, mode: UserMessageMode, width: number): Line[] {

@@ -16,6 +16,11 @@ export interface SessionInfo {
   pendingApproval: ExecApprovalRequestMsg | null;
   /** Session token totals, from the last token_usage event. */
   usage: TokenUsage | null;
+  /**
+   * The context gauge: estimated tokens of the next model call against the window — from
+   * the descriptor, then the last call's input + output, or a compaction's tokens_after.
+   */
+  context: { estimated: number; window: number | null } | null;
 }
 
 /** Nothing known yet. */
@@ -29,6 +34,7 @@ export const emptyInfo = (): SessionInfo => ({
   turnStartedAt: null,
   pendingApproval: null,
   usage: null,
+  context: null,
 });
 
 /** Status as the session would report it. */

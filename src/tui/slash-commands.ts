@@ -12,11 +12,16 @@ export function runSlashCommand(cmd: ParsedCommand, controller: TuiController, q
       return;
     case 'model':
       if (cmd.args.length === 0) {
-        const m = info.model;
-        controller.note('info', m ? `model: ${m.route} (${m.model})` : 'model: unknown', 'switch with /model ROUTE [EFFORT]');
+        void controller.listModels();
       } else {
         void controller.setModel(cmd.args[0]!, cmd.args[1]);
       }
+      return;
+    case 'compact':
+      void controller.compact();
+      return;
+    case 'thinking':
+      controller.toggleReasoning();
       return;
     case 'sessions':
       void controller.listSessions();

@@ -68,6 +68,13 @@ export function statusLeft(props: StatusLineProps, frame: string, now: number, s
   return [seg(props.hint ?? (short ? '● ready' : '● ready · enter to send · /help for commands'), { color: theme.muted })];
 }
 
+/** The context gauge: `41k / 128k` (estimated tokens of the next call against the window); none without a window. */
+export function contextGauge(info: SessionInfo): string | null {
+  const c = info.context;
+  if (!c || !c.window) return null;
+  return `${formatCount(c.estimated)} / ${formatCount(c.window)}`;
+}
+
 /** The right parts in display order, each with a priority (lowest is dropped first when narrow). */
 export function statusRight(info: SessionInfo): { text: string; priority: number }[] {
   const parts: { text: string; priority: number }[] = [];
@@ -79,6 +86,8 @@ export function statusRight(info: SessionInfo): { text: string; priority: number
   if (info.usage) {
     parts.push({ text: `${formatCount(info.usage.input_tokens)} in / ${formatCount(info.usage.output_tokens)} out`, priority: 0 });
   }
+  const gauge = contextGauge(info);
+  if (gauge) parts.push({ text: gauge, priority: 2 });
   parts.push({ text: sessionInfoStatus(info).replace('_', ' '), priority: 3 });
   return parts;
 }

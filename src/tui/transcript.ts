@@ -51,6 +51,7 @@ export function withDescriptor(state: TranscriptState, d: SessionDescriptor): Tr
     activeTurnId: d.active_turn_id,
     turnStartedAt: d.active_turn_id && d.active_turn_id === state.info.activeTurnId ? state.info.turnStartedAt : null,
     pendingApproval: d.pending_approval,
+    context: d.context ? { estimated: d.context.estimated_tokens, window: d.context.context_window } : state.info.context,
   };
   // A pending approval whose request is older than the loaded history still shows on its tool.
   const next = { ...state, info };

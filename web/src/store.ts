@@ -226,7 +226,18 @@ export class Store {
     for (const e of b.events) {
       const m = e.msg;
       if (descriptor && m.type === 'model_changed') {
-        descriptor = { ...descriptor, model: { route: m.route, model: m.model, reasoning_effort: m.reasoning_effort, context_window: m.context_window } };
+        descriptor = {
+          ...descriptor,
+          model: { route: m.route, model: m.model, reasoning_effort: m.reasoning_effort, context_window: m.context_window },
+          ...(descriptor.context && { context: { ...descriptor.context, context_window: m.context_window } }),
+        };
+      }
+      // The context gauge follows the journal: the last call's input + reply, or a compaction's result.
+      if (descriptor?.context && m.type === 'token_usage') {
+        descriptor = { ...descriptor, context: { ...descriptor.context, estimated_tokens: m.usage.input_tokens + m.usage.output_tokens } };
+      }
+      if (descriptor?.context && m.type === 'context_compacted') {
+        descriptor = { ...descriptor, context: { ...descriptor.context, estimated_tokens: m.tokens_after } };
       }
     }
     const outcome = this.folder.state.lastOutcome;

@@ -48,7 +48,8 @@ function ModelPicker({ store, state, view }: { store: Store; state: AppState; vi
 function Gauge({ view }: { view: SessionView }) {
   const d = view.descriptor;
   const total = view.folded.total;
-  const context = (d as { context?: { estimated_tokens?: number; context_window?: number | null } } | null)?.context;
+  // Older daemons send no `context`: fall back to the last call's tokens.
+  const context = d?.context as { estimated_tokens?: number; context_window?: number | null } | undefined;
   const window = context?.context_window ?? d?.model.context_window ?? null;
   const used = context?.estimated_tokens ?? view.folded.lastInput;
   const pct = window && used !== null ? Math.min(100, Math.round((used / window) * 100)) : null;
@@ -87,6 +88,15 @@ export function Header({ store, state, onMenu, onHelp }: { store: Store; state: 
       )}
       {view && <ModelPicker store={store} state={state} view={view} />}
       {view?.descriptor && <Gauge view={view} />}
+      {view?.descriptor && (
+        <button
+          disabled={state.link.state !== 'open'}
+          onClick={() => store.submit({ type: 'capability_command', capability: 'session', command: 'compact' })}
+          title="Summarize the conversation so far to free context (/compact)"
+        >
+          Compact
+        </button>
+      )}
       {turn && (
         <button
           class="danger"

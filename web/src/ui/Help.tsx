@@ -10,7 +10,7 @@ const SHORTCUTS: Array<[string, string]> = [
 
 const COMMANDS: Array<[string, string]> = [
   ['/model ROUTE', 'switch the session to another model route'],
-  ['/compact', 'compact the session context (a daemon without compaction answers with a warning)'],
+  ['/compact', 'summarize the conversation so far to free context (also the Compact button)'],
 ];
 
 function Keys({ rows, as: Tag }: { rows: Array<[string, string]>; as: 'kbd' | 'code' }) {

@@ -1,0 +1,28 @@
+/**
+ * How the chart's actions are written: `change(fn)` runs `fn` on a Tx over the current
+ * state and emits its Change as a `change` effect (the Session hands it to the Recorder);
+ * `sub` / `op` read the submission of an event. Shared by machine.ts and chart_context.ts.
+ */
+import { enqueueActions } from 'xstate';
+import type { SessionContext, SessionEffect, SessionEvent } from './chart_types.js';
+import { Tx } from './tx.js';
+
+export type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
+
+/** The chart's typed `enqueueActions` (effects and assigns, no guards or child actions). */
+export const effects = enqueueActions<SessionContext, SessionEvent, undefined, SessionEvent, never, never, never, never, SessionEffect>;
+
+/** An action that runs a change on a Tx; its result is assigned and emitted as a `change` effect. */
+export function change<E extends SessionEvent = SessionEvent>(
+  fn: (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void,
+) {
+  return effects(({ context, event, enqueue }) => {
+    const tx = new Tx(context.state);
+    const extra = fn(tx, context, event as E);
+    enqueue.assign({ ...extra, state: tx.state });
+    if (tx.changed || tx.state !== context.state) enqueue.emit({ type: 'change', change: tx.toChange() });
+  });
+}
+
+export const sub = (e: SessionEvent) => e as Ev<'submission'>;
+export const op = (e: SessionEvent) => sub(e).item.submission.op;

@@ -1,0 +1,32 @@
+/**
+ * The system prompt of a model call (runtime.md §10), in order of precedence: the
+ * session's own (`create_session.config.system_prompt`, in the checkpoint), the call's
+ * route's `system_prompt`, the config's top-level `system_prompt`, else the built-in
+ * default — rebuilt for each call — naming the session's cwd, its tools and the date.
+ */
+import { configSystemPrompt, type Config } from '../config/config.js';
+import type { ModelRoute } from '../model/types.js';
+
+/** The built-in default: what the model is, where it works, its tools, today's date (UTC). */
+export function defaultSystemPrompt(cwd: string, toolNames: readonly string[], now: number): string {
+  const date = new Date(now).toISOString().slice(0, 10);
+  const tools = toolNames.length > 0 ? toolNames.join(', ') : 'none';
+  return [
+    'You are a coding agent hosted by agentd. You work in the directory ' + cwd + ' on the user\'s machine.',
+    `Your tools: ${tools}. Relative paths are resolved against that directory; file tools cannot leave it.`,
+    'Use the tools to inspect and change things instead of guessing, keep the user informed of what you do, and answer concisely.',
+    `Today is ${date}.`,
+  ].join('\n');
+}
+
+/** The system prompt for a call on `route` of a session with `own` (its own prompt, or null). */
+export function systemPromptFor(
+  own: string | null | undefined,
+  route: ModelRoute | undefined,
+  config: Config,
+  cwd: string,
+  toolNames: readonly string[],
+  now: number,
+): string {
+  return own ?? route?.system_prompt ?? configSystemPrompt(config) ?? defaultSystemPrompt(cwd, toolNames, now);
+}
