@@ -3,9 +3,10 @@
  * no I/O. Guards and actions see only the context and the event; what a change produces is
  * an emitted `change` effect. Covers the cutoff, approval and interrupt paths.
  */
-import type { AnyMachineSnapshot } from 'xstate';
+import { initialTransition, type AnyMachineSnapshot } from 'xstate';
 import { describe, expect, test } from 'vitest';
-import { setupChart, step, submission } from './helpers/chart.js';
+import { sessionMachine } from '../src/session/machine.js';
+import { ports, setupChart, step, submission } from './helpers/chart.js';
 
 const started = (s: AnyMachineSnapshot) => s.context.state.turn!;
 
