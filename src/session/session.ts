@@ -9,6 +9,7 @@
 import { createActor, type Actor } from 'xstate';
 import type { AdmissionOutcome, EnqueueResult, SessionDescriptor, Submission } from '../../protocol/index.js';
 import type { CommittedBatch, Journal } from '../journal/journal.js';
+import type { SharedWriter } from '../journal/writer.js';
 import type { ContextItem } from '../model/types.js';
 import { queueFullMessage, queueIsFull } from './admission.js';
 import type { SessionHandle } from './api.js';
@@ -23,6 +24,8 @@ import type { Change } from './tx.js';
 
 export interface SessionOptions {
   journal: Journal;
+  /** The host's shared writer: this session's group commits go into its tick. */
+  writer?: SharedWriter;
   state: SessionState;
   headSequence: number;
   groupCommitMs: number;
@@ -68,6 +71,7 @@ export class Session implements SessionHandle {
     this.inbox = new Inbox(options.inboxCapacity, state.last_ingress_seq);
     this.recorder = new Recorder({
       journal,
+      ...(options.writer && { writer: options.writer }),
       state,
       head: options.headSequence,
       transcript,
