@@ -39,19 +39,29 @@ export interface OpenAIClientOptions extends RetryOptions {
   fetch?: typeof fetch;
 }
 
+/** SDK clients kept (routes × keys); the oldest is dropped past this. */
+const MAX_CACHED_CLIENTS = 64;
+
 /** A ModelClient for OpenAI-compatible Chat Completions servers. */
 export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient {
+  // One SDK client per API root and key, made once: building one per call cost more than
+  // a short call's own work (the key is still read from the environment at each call).
+  const clients = new Map<string, OpenAI>();
+  const sdkClient = (baseURL: string, apiKey: string): OpenAI => {
+    const id = `${baseURL}\n${apiKey}`;
+    let client = clients.get(id);
+    if (!client) {
+      if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value!);
+      client = new OpenAI({ apiKey, baseURL, maxRetries: 0, logLevel: 'off', ...(opts.fetch && { fetch: opts.fetch }) });
+      clients.set(id, client);
+    }
+    return client;
+  };
   return {
     stream(request: ModelRequest): AsyncIterable<ModelChunk> {
       const { route, signal } = request;
       const key = routeKey(route);
-      const client = new OpenAI({
-        apiKey: key.apiKey,
-        baseURL: route.base_url ?? 'https://api.openai.com/v1',
-        maxRetries: 0,
-        logLevel: 'off',
-        ...(opts.fetch && { fetch: opts.fetch }),
-      });
+      const client = sdkClient(route.base_url ?? 'https://api.openai.com/v1', key.apiKey);
       const body = buildBody(request);
       async function* attempt(): AsyncIterable<ModelChunk> {
         const stream = await client.chat.completions.create(body, { signal });

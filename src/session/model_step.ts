@@ -7,6 +7,7 @@ import { fromCallback } from 'xstate';
 import type { TurnFailureCode } from '../../protocol/index.js';
 import { ModelError, type ModelClient, type ModelRequest, type ToolCallRequest } from '../model/types.js';
 import { Coalescer } from './coalescer.js';
+import { afterShared } from './shared_timer.js';
 import type { StepResult } from './turn.js';
 
 export interface ModelStepInput {
@@ -24,16 +25,14 @@ export type ModelEvent =
 
 /** Deltas handed to the actor in one event at most (bounds event and batch sizes). */
 const MAX_DELTAS_PER_EVENT = 256;
-/** How long deltas may gather before they are handed to the session actor. */
-const DELTA_COALESCE_MS = 1;
 
 export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, sendBack }) => {
   const controller = new AbortController();
-  // Nothing is visible before the recorder's group commit anyway: hand deltas over at
-  // most every DELTA_COALESCE_MS, in one actor event.
+  // Nothing is visible before the recorder's group commit anyway: hand deltas over at the
+  // next shared tick (about a millisecond; one timer for every session), in one actor event.
   const deltas = new Coalescer<string>(
     (items) => sendBack({ type: 'model.deltas', deltas: items }),
-    (fn) => setTimeout(fn, DELTA_COALESCE_MS),
+    afterShared,
     controller.signal,
     MAX_DELTAS_PER_EVENT,
   );
