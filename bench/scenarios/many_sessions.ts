@@ -115,9 +115,10 @@ async function sweep(
   const clients = new Clients();
   const steps: Step[] = [];
   try {
-    for (const n of ns) {
+    for (const [i, n] of ns.entries()) {
       await clients.call({ cmd: 'grow', url: server.url, n, cwd, load }, 'grown');
-      await sleep(timing.warmMs);
+      // The first step also warms the server up (JIT, caches, the model connections).
+      await sleep(i === 0 ? 3 * timing.warmMs : timing.warmMs);
       let cpu0 = 0;
       let cpu1 = 0;
       const m = await clients.call({ cmd: 'measure', ms: timing.measureMs }, 'measured', (e) => {
@@ -153,7 +154,7 @@ async function sweep(
   return steps;
 }
 
-async function startAgentd(ssePort: number, dir: string, profileDir: string | null): Promise<Server> {
+async function startAgentd(ssePort: number, dir: string, profileDir: string | null, shape: string): Promise<Server> {
   const daemon = await startDaemon({
     dataDir: dir,
     config: {
@@ -162,7 +163,7 @@ async function startAgentd(ssePort: number, dir: string, profileDir: string | nu
       server: { max_connections: 30_000, max_unauthenticated: 30_000 },
       limits: { evict_idle_ms: 600_000 },
     },
-    ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-name=many_sessions.daemon.cpuprofile'] }),
+    ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=many_sessions.${shape}.daemon.cpuprofile`] }),
   });
   return { url: `${daemon.url}/v1`, pid: daemon.proc.pid!, stop: () => daemon.stop() };
 }
@@ -173,6 +174,10 @@ async function startRaw(ssePort: number, dir: string): Promise<Server> {
     /raw listening on (\d+)/,
   );
   return { url: `ws://127.0.0.1:${port}`, pid: proc.pid!, stop: () => stopProc(proc) };
+}
+
+async function sseStats(port: number): Promise<{ connections: number; requests: number }> {
+  return (await (await fetch(`http://127.0.0.1:${port}/stats`)).json()) as { connections: number; requests: number };
 }
 
 const knee = (steps: Step[]) => steps.filter((s) => s.held).reduce((k, s) => Math.max(k, s.n), 0);
@@ -190,12 +195,14 @@ export const manySessions: Scenario = {
     const sse = await spawnListening([join(ROOT, 'dist', 'bench', 'lib', 'sse-server.js')], /sse listening on (\d+)/);
     const dirs: string[] = [];
     const results: Record<string, { stream: Step[]; idle: Step[] }> = {};
+    const connections: Record<string, number> = {};
     try {
       for (const side of ['agentd', 'raw'] as const) {
         for (const shape of ['stream', 'idle'] as const) {
           const dir = tempDir();
           dirs.push(dir);
-          const server = side === 'agentd' ? await startAgentd(sse.port, dir, shape === 'stream' ? options.profileDir : null) : await startRaw(sse.port, dir);
+          const before = await sseStats(sse.port);
+          const server = side === 'agentd' ? await startAgentd(sse.port, dir, options.profileDir, shape) : await startRaw(sse.port, dir);
           try {
             const steps =
               shape === 'stream'
@@ -205,9 +212,12 @@ export const manySessions: Scenario = {
           } finally {
             await server.stop();
           }
+          const after = await sseStats(sse.port);
+          connections[`model_tcp_connections_${side}_${shape}`] = after.connections - before.connections;
+          connections[`model_requests_${side}_${shape}`] = after.requests - before.requests;
         }
       }
-      const stats = await (await fetch(`http://127.0.0.1:${sse.port}/stats`)).json() as { connections: number; requests: number };
+      const stats = await sseStats(sse.port);
       const a = results.agentd!;
       const r = results.raw!;
       const kneeA = knee(a.stream);
@@ -230,8 +240,7 @@ export const manySessions: Scenario = {
         idle_cpu_ms_per_turn_raw: r.idle[0]?.cpuMsPerTurn ?? null,
         sweep_top_reached_agentd: kneeA === streamNs.at(-1)!,
         sweep_top_reached_raw: kneeR === streamNs.at(-1)!,
-        model_tcp_connections: stats.connections,
-        model_requests: stats.requests,
+        ...connections,
         steps: JSON.stringify(results),
       };
       return {
