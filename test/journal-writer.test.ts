@@ -3,30 +3,19 @@
  * Journal (SQLite file) and real Recorders; a failing session is refused alone; an async
  * storage call; the checkpoint JSON a delta batch reuses; WAL checkpoints in the worker.
  */
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { join } from 'node:path';
-import { Journal, type BatchWrite, type CommittedBatch, type JournalWriter, type WriteOutcome } from '../src/journal/journal.js';
+import type { BatchWrite, CommittedBatch, Journal, JournalWriter, WriteOutcome } from '../src/journal/journal.js';
 import { WalCheckpointer } from '../src/journal/checkpointer.js';
 import { SharedWriter } from '../src/journal/writer.js';
 import { eventEntry } from '../src/session/event_fit.js';
 import { Recorder } from '../src/session/recorder.js';
 import { newSessionState, type SessionState } from '../src/session/state.js';
 import { Transcript } from '../src/session/transcript.js';
-import { cleanup, tempDir } from './helpers/session.js';
+import { useTempJournal } from './helpers/journal.js';
 
-let dir: string | undefined;
-let journal: Journal | undefined;
-afterEach(() => {
-  journal?.close();
-  if (dir) cleanup(dir);
-  dir = journal = undefined;
-});
-
-function openJournal(): Journal {
-  dir = tempDir();
-  journal = new Journal(join(dir, 'agentd.db'));
-  return journal;
-}
+const temp = useTempJournal();
+const openJournal = () => temp.open();
 
 const warning = (text: string) => eventEntry({ type: 'warning', message: text }, null, null, 1);
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
@@ -66,6 +55,21 @@ function session(store: JournalWriter, writer: SharedWriter, id: string, log: st
   return { id, state, recorder, committed, failed, setIngress: (n: number) => (ingress = n) };
 }
 
+/** Sessions s_a, s_bad, s_c on one writer; a trigger makes every batch insert of s_bad fail with `raise`. */
+function withBadSession(raise: string) {
+  const j = openJournal();
+  const writer = new SharedWriter(j, { tickMs: 2 });
+  const log: string[] = [];
+  const [a, bad, c] = ['s_a', 's_bad', 's_c'].map((id) => session(j, writer, id, log)) as [S, S, S];
+  j.withDatabase((db) =>
+    db.exec(`CREATE TEMP TRIGGER fail_bad BEFORE INSERT ON batches WHEN NEW.session_id = 's_bad' BEGIN SELECT ${raise}; END`),
+  );
+  log.length = 0;
+  return { j, writer, log, a, bad, c };
+}
+
+type S = ReturnType<typeof session>;
+
 test('the group commits of many sessions go into one transaction per tick; subscribers hear after it, in order', async () => {
   const j = openJournal();
   const writer = new SharedWriter(j, { tickMs: 2 });
@@ -88,15 +92,9 @@ test('the group commits of many sessions go into one transaction per tick; subsc
 });
 
 test('one session whose write fails is refused alone: the others commit in the same tick (savepoint)', async () => {
-  const j = openJournal();
-  const writer = new SharedWriter(j, { tickMs: 2 });
-  const log: string[] = [];
-  const [a, bad, c] = ['s_a', 's_bad', 's_c'].map((id) => session(j, writer, id, log));
-  j.withDatabase((db) =>
-    db.exec(`CREATE TEMP TRIGGER fail_bad BEFORE INSERT ON batches WHEN NEW.session_id = 's_bad' BEGIN SELECT RAISE(ABORT, 'injected'); END`),
-  );
+  const { j, writer, a, bad, c } = withBadSession('RAISE(ABORT, \'injected\')');
   const rejected: string[] = [];
-  for (const s of [a!, bad!, c!]) {
+  for (const s of [a, bad, c]) {
     s.recorder.record({
       entries: [warning('x')],
       state: { ...s.state, title: 'moved' },
@@ -106,14 +104,14 @@ test('one session whose write fails is refused alone: the others commit in the s
   }
   await tick();
   expect(writer.statistics().ticks).toBe(1);
-  expect(bad!.failed).toHaveLength(1);
-  expect(bad!.failed[0]!.error.message).toMatch(/injected/);
-  expect(bad!.failed[0]!.committed).toBe(bad!.state);
-  expect(bad!.recorder.headSequence).toBe(1);
+  expect(bad.failed).toHaveLength(1);
+  expect(bad.failed[0]!.error.message).toMatch(/injected/);
+  expect(bad.failed[0]!.committed).toBe(bad.state);
+  expect(bad.recorder.headSequence).toBe(1);
   expect(j.loadSession('s_bad')!.headSequence).toBe(1);
   expect(j.isAdmitted('s_bad', 'm_s_bad')).toBe(false);
   expect(rejected).toEqual([expect.stringMatching(/m_s_bad was not accepted/)]);
-  for (const s of [a!, c!]) {
+  for (const s of [a, c]) {
     expect(s.failed).toHaveLength(0);
     expect(j.loadSession(s.id)!.headSequence).toBe(2);
     expect(JSON.parse(j.loadSession(s.id)!.checkpoint).title).toBe('moved');
@@ -123,18 +121,11 @@ test('one session whose write fails is refused alone: the others commit in the s
 });
 
 test('a failure that ends the whole transaction is retried write by write: exactly the failing session fails', async () => {
-  const j = openJournal();
-  const writer = new SharedWriter(j, { tickMs: 2 });
-  const log: string[] = [];
-  const [a, bad, c] = ['s_a', 's_bad', 's_c'].map((id) => session(j, writer, id, log));
   // RAISE(ROLLBACK) ends the outer transaction, not only the session's savepoint.
-  j.withDatabase((db) =>
-    db.exec(`CREATE TEMP TRIGGER kill_tx BEFORE INSERT ON batches WHEN NEW.session_id = 's_bad' BEGIN SELECT RAISE(ROLLBACK, 'whole'); END`),
-  );
-  log.length = 0;
-  for (const s of [a!, bad!, c!]) s.recorder.record({ entries: [warning('y')], state: s.state, items: [], admission: undefined });
+  const { j, writer, log, a, bad, c } = withBadSession('RAISE(ROLLBACK, \'whole\')');
+  for (const s of [a, bad, c]) s.recorder.record({ entries: [warning('y')], state: s.state, items: [], admission: undefined });
   await tick();
-  expect(bad!.failed.map((f) => f.error.message)).toEqual([expect.stringMatching(/whole/)]);
+  expect(bad.failed.map((f) => f.error.message)).toEqual([expect.stringMatching(/whole/)]);
   expect(log).toEqual(['s_a:2', 's_c:2']);
   expect(j.loadSession('s_a')!.headSequence).toBe(2);
   expect(j.loadSession('s_c')!.headSequence).toBe(2);
@@ -209,7 +200,7 @@ test('WAL checkpoints run in the worker thread, and a WAL past its bound is repo
   expect(status.behind).toBe(false);
 
   const behind: number[] = [];
-  const tight = new WalCheckpointer(join(dir!, 'agentd.db'), { behindFrames: 0, onBehind: (s) => behind.push(s.wal_frames) });
+  const tight = new WalCheckpointer(join(temp.dir(), 'agentd.db'), { behindFrames: 0, onBehind: (s) => behind.push(s.wal_frames) });
   tight.request();
   await tight.idle();
   expect(tight.status().behind).toBe(true);
