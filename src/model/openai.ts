@@ -29,6 +29,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ReasoningEffort } from 'openai/resources/shared';
 import { classifyStatus, routeKey, scrub, unreachable, type RouteKey } from './failure.js';
+import { sseData } from './sse.js';
 import { withRetries, type Failure, type RetryOptions } from './retry.js';
 import { completeCall, type PartialCall } from './tool_calls.js';
 import { ModelError, type ContextItem, type ModelChunk, type ModelClient, type ModelRequest, type ToolSpec } from './types.js';
@@ -64,9 +65,10 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient 
       const client = sdkClient(route.base_url ?? 'https://api.openai.com/v1', key.apiKey);
       const body = buildBody(request);
       async function* attempt(): AsyncIterable<ModelChunk> {
-        const stream = await client.chat.completions.create(body, { signal });
+        // The SDK makes the request and maps HTTP errors; the stream is read here (sse.ts).
+        const response = await client.chat.completions.create(body, { signal }).asResponse();
         const acc = new ReplyAccumulator();
-        for await (const chunk of stream) yield* acc.push(chunk);
+        for await (const chunk of sseData(response, apiErrorOf)) yield* acc.push(chunk as ChatCompletionChunk);
         if (signal.aborted) return;
         yield* acc.finish();
       }
@@ -191,6 +193,13 @@ class ReplyAccumulator {
     out.push({ type: 'finish', reason: mapped });
     return out;
   }
+}
+
+/** An error object sent inside the stream, as the SDK's own stream reader would throw it. */
+function apiErrorOf(data: { error?: unknown; message?: unknown }, event: string | null): Error {
+  return event === 'error'
+    ? new APIError(undefined, data.error as object | undefined, typeof data.message === 'string' ? data.message : undefined, undefined)
+    : new APIError(undefined, data.error as object | undefined, undefined, undefined);
 }
 
 /** Maps an SDK / network error to a classified Failure; the key is scrubbed from messages. */
