@@ -27,6 +27,8 @@ const IDLE_CHUNKS = 5;
 interface Server {
   url: string;
   pid: number;
+  /** agentd's /healthz `journal` part (the shared writer, the WAL checkpoints). */
+  journalHealth?: () => Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -145,6 +147,7 @@ async function sweep(
           `${load.periodMs ? `${step.cpuMsPerTurn} ms CPU/turn, ${step.turns} turns` : `${step.cpuUsPerDelta} µs CPU/delta`}, ` +
           `RSS ${step.rssMiB} MiB${step.failures ? `, ${step.failures} failed` : ''}${step.held ? '' : '  ← past the knee'}`,
       );
+      if (server.journalHealth) progress(`${side} N=${n}: journal ${JSON.stringify(await server.journalHealth())}`);
       if (!step.held) break;
     }
     await clients.call({ cmd: 'stop' }, 'stopped');
@@ -165,7 +168,9 @@ async function startAgentd(ssePort: number, dir: string, profileDir: string | nu
     },
     ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=many_sessions.${shape}.daemon.cpuprofile`] }),
   });
-  return { url: `${daemon.url}/v1`, pid: daemon.proc.pid!, stop: () => daemon.stop() };
+  const journalHealth = async () =>
+    ((await (await fetch(`${daemon.url.replace(/^ws:/, 'http:')}/healthz`)).json()) as { journal?: unknown }).journal ?? null;
+  return { url: `${daemon.url}/v1`, pid: daemon.proc.pid!, journalHealth, stop: () => daemon.stop() };
 }
 
 async function startRaw(ssePort: number, dir: string): Promise<Server> {
@@ -188,8 +193,10 @@ export const manySessions: Scenario = {
   baselineWhat: 'raw ceiling: plain http + SSE, one SQLite transaction per tick, ws send (own process)',
   goal: { on: 'ratio', op: '>=', limit: 0.7, text: 'knee ratio ≥ 0.7' },
   async run(options: RunOptions): Promise<Measurement> {
-    const streamNs = options.quick ? [25, 50, 100] : [25, 50, 100, 150, 200, 300, 400, 500, 600, 800, 1000];
-    const idleNs = options.quick ? [200, 400] : [1000, 2000, 3000, 4000, 6000, 8000];
+    // AGENTD_BENCH_STREAM_NS / AGENTD_BENCH_IDLE_NS ("100,200"; "" skips the shape): other sweeps while profiling.
+    const list = (v: string | undefined, d: number[]) => (v === undefined ? d : v.split(',').filter(Boolean).map(Number));
+    const streamNs = list(process.env.AGENTD_BENCH_STREAM_NS, options.quick ? [25, 50, 100] : [25, 50, 100, 150, 200, 300, 400, 500, 600, 800, 1000]);
+    const idleNs = list(process.env.AGENTD_BENCH_IDLE_NS, options.quick ? [200, 400] : [1000, 2000, 3000, 4000, 6000, 8000]);
     const streamTiming = options.quick ? { warmMs: 1000, measureMs: 2000 } : { warmMs: 1500, measureMs: 3000 };
     const idleTiming = options.quick ? { warmMs: 3000, measureMs: 5000 } : { warmMs: IDLE_PERIOD_MS, measureMs: IDLE_PERIOD_MS * 2 };
     const sse = await spawnListening([join(ROOT, 'dist', 'bench', 'lib', 'sse-server.js')], /sse listening on (\d+)/);
@@ -199,6 +206,7 @@ export const manySessions: Scenario = {
     try {
       for (const side of ['agentd', 'raw'] as const) {
         for (const shape of ['stream', 'idle'] as const) {
+          if ((shape === 'stream' ? streamNs : idleNs).length === 0) continue;
           const dir = tempDir();
           dirs.push(dir);
           const before = await sseStats(sse.port);

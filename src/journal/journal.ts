@@ -66,8 +66,9 @@ interface BatchRow {
 
 /** Checkpoint the WAL after this long without commits… */
 const CHECKPOINT_IDLE_MS = 250;
-/** …or after this many commits in a row (in the worker: it never blocks a commit). */
+/** …or after this many commits in a row, or this long after the last one was asked for (in the worker: it never blocks a commit). */
 const CHECKPOINT_EVERY_COMMITS = 1000;
+const CHECKPOINT_EVERY_MS = 1000;
 
 /** What became of one session's write in a commit of many. */
 export type WriteOutcome = { ok: true; batches: CommittedBatch[] } | { ok: false; error: JournalError };
@@ -91,6 +92,7 @@ export class Journal implements JournalWriter {
   private readonly db: Database.Database;
   private checkpointTimer: NodeJS.Timeout | null = null;
   private commitsSinceCheckpoint = 0;
+  private checkpointAskedAt = Date.now();
   /** Runs the WAL checkpoints in a worker thread (null: an in-memory or read-only journal). */
   private readonly checkpointer: WalCheckpointer | null;
   private readonly stmts;
@@ -292,7 +294,7 @@ export class Journal implements JournalWriter {
    * pause (bounds the WAL's size).
    */
   private afterCommit(): void {
-    if (++this.commitsSinceCheckpoint >= CHECKPOINT_EVERY_COMMITS) {
+    if (++this.commitsSinceCheckpoint >= CHECKPOINT_EVERY_COMMITS || Date.now() - this.checkpointAskedAt >= CHECKPOINT_EVERY_MS) {
       this.checkpoint();
       return;
     }
@@ -307,6 +309,7 @@ export class Journal implements JournalWriter {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     this.checkpointTimer = null;
     this.commitsSinceCheckpoint = 0;
+    this.checkpointAskedAt = Date.now();
     // Busy or I/O trouble is kept in the status; the next request tries again.
     if (this.db.open) this.checkpointer?.request();
   }
