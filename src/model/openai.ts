@@ -29,6 +29,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ReasoningEffort } from 'openai/resources/shared';
 import { classifyStatus, routeKey, scrub, unreachable, type RouteKey } from './failure.js';
+import { httpFetch } from './http_fetch.js';
 import { sseData } from './sse.js';
 import { withRetries, type Failure, type RetryOptions } from './retry.js';
 import { completeCall, type PartialCall } from './tool_calls.js';
@@ -36,7 +37,7 @@ import { ModelError, type ContextItem, type ModelChunk, type ModelClient, type M
 
 /** Options of {@link createOpenAIClient}; the defaults suit production use. */
 export interface OpenAIClientOptions extends RetryOptions {
-  /** A custom fetch (tests, proxies). */
+  /** A custom fetch (tests, proxies); default: `httpFetch`, node:http(s) with pooled keep-alive agents. */
   fetch?: typeof fetch;
 }
 
@@ -53,7 +54,7 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient 
     let client = clients.get(id);
     if (!client) {
       if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value!);
-      client = new OpenAI({ apiKey, baseURL, maxRetries: 0, logLevel: 'off', ...(opts.fetch && { fetch: opts.fetch }) });
+      client = new OpenAI({ apiKey, baseURL, maxRetries: 0, logLevel: 'off', fetch: opts.fetch ?? httpFetch });
       clients.set(id, client);
     }
     return client;
