@@ -115,7 +115,14 @@ export class SharedWriter {
     for (const source of this.waiting) {
       if (bytes >= maxBytes) break;
       this.waiting.delete(source);
-      const write = source.take();
+      let write: BatchWrite | null;
+      try {
+        write = source.take();
+      } catch (err) {
+        // A bug in one source must not keep the others' writes from committing.
+        this.options.onError?.(err);
+        continue;
+      }
       if (!write) continue;
       sources.push(source);
       writes.push(write);

@@ -174,10 +174,10 @@ export class Recorder implements WriteSource {
       const cb = a.onAdmitted;
       if (cb) queueMicrotask(() => cb('accepted'));
     }
-    for (const batch of outcome.batches) {
-      this.head = batch.sequence;
-      hooks.committed(batch);
-    }
+    // The head moves before anyone hears of the batches (a subscriber may record and flush).
+    const last = outcome.batches[outcome.batches.length - 1];
+    if (last) this.head = last.sequence;
+    for (const batch of outcome.batches) hooks.committed(batch);
   }
 
   /**
