@@ -66,9 +66,13 @@ interface BatchRow {
 
 /** Checkpoint the WAL after this long without commits… */
 const CHECKPOINT_IDLE_MS = 250;
-/** …or after this many commits in a row, or this long after the last one was asked for (in the worker: it never blocks a commit). */
-const CHECKPOINT_EVERY_COMMITS = 1000;
-const CHECKPOINT_EVERY_MS = 1000;
+/**
+ * …or after this many commits in a row, or this many characters of rows written (one tick
+ * of many sessions is one commit: the bytes bound the WAL). In the worker: it never blocks
+ * a commit, but it does take a core, so not more often than needed.
+ */
+const CHECKPOINT_EVERY_COMMITS = 4000;
+const CHECKPOINT_EVERY_CHARS = 32 * 1024 * 1024;
 
 /** What became of one session's write in a commit of many. */
 export type WriteOutcome = { ok: true; batches: CommittedBatch[] } | { ok: false; error: JournalError };
@@ -92,7 +96,7 @@ export class Journal implements JournalWriter {
   private readonly db: Database.Database;
   private checkpointTimer: NodeJS.Timeout | null = null;
   private commitsSinceCheckpoint = 0;
-  private checkpointAskedAt = Date.now();
+  private charsSinceCheckpoint = 0;
   /** Runs the WAL checkpoints in a worker thread (null: an in-memory or read-only journal). */
   private readonly checkpointer: WalCheckpointer | null;
   private readonly stmts;
@@ -184,7 +188,7 @@ export class Journal implements JournalWriter {
   commit(write: BatchWrite): CommittedBatch[] {
     const committedAt = Date.now();
     this.guard(() => this.commitTx(write, committedAt));
-    this.afterCommit();
+    this.afterCommit(writtenChars(write));
     return committedBatches(write, committedAt);
   }
 
@@ -211,7 +215,9 @@ export class Journal implements JournalWriter {
     } catch {
       return writes.map((w) => this.tryCommit(w));
     }
-    this.afterCommit();
+    let chars = 0;
+    for (const w of writes) chars += writtenChars(w);
+    this.afterCommit(chars);
     return writes.map((w, i) => {
       const error = failures[i];
       return error ? { ok: false, error } : { ok: true, batches: committedBatches(w, committedAt) };
@@ -293,8 +299,9 @@ export class Journal implements JournalWriter {
    * has been quiet for a moment, or at once when many commits have piled up without a
    * pause (bounds the WAL's size).
    */
-  private afterCommit(): void {
-    if (++this.commitsSinceCheckpoint >= CHECKPOINT_EVERY_COMMITS || Date.now() - this.checkpointAskedAt >= CHECKPOINT_EVERY_MS) {
+  private afterCommit(chars: number): void {
+    this.charsSinceCheckpoint += chars;
+    if (++this.commitsSinceCheckpoint >= CHECKPOINT_EVERY_COMMITS || this.charsSinceCheckpoint >= CHECKPOINT_EVERY_CHARS) {
       this.checkpoint();
       return;
     }
@@ -309,7 +316,7 @@ export class Journal implements JournalWriter {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     this.checkpointTimer = null;
     this.commitsSinceCheckpoint = 0;
-    this.checkpointAskedAt = Date.now();
+    this.charsSinceCheckpoint = 0;
     // Busy or I/O trouble is kept in the status; the next request tries again.
     if (this.db.open) this.checkpointer?.request();
   }
@@ -322,6 +329,14 @@ export class Journal implements JournalWriter {
       throw new JournalError(`journal write failed: ${(err as Error).message}`, err);
     }
   }
+}
+
+/** About what a write puts into the WAL: its rows' text. */
+function writtenChars(write: BatchWrite): number {
+  let n = write.checkpoint.length;
+  for (const b of write.batches) n += b.length;
+  for (const t of write.transcript) n += t.length;
+  return n;
 }
 
 function committedBatches(write: BatchWrite, committedAt: number): CommittedBatch[] {
