@@ -110,6 +110,12 @@ describe('HTTP', () => {
     expect(body).toMatchObject({ ok: true, pid: d.pid, sessions_resident: expect.any(Number) });
   });
 
+  it('reports the shared journal writer and the WAL checkpoints in /healthz', async () => {
+    const body = (await (await fetch(`${d.httpUrl}/healthz`)).json()) as { journal: Record<string, Record<string, unknown>> };
+    expect(body.journal.writer).toMatchObject({ ticks: expect.any(Number), writes: expect.any(Number), max_tick_ms: expect.any(Number) });
+    expect(body.journal.checkpoint).toMatchObject({ runs: expect.any(Number), wal_frames: expect.any(Number), behind: false, last_error: null });
+  });
+
   it('answers 404 elsewhere', async () => {
     expect((await fetch(`${d.httpUrl}/nope`)).status).toBe(404);
   });

@@ -1,28 +1,20 @@
 /** The Recorder alone, over a real Journal (SQLite file) and a real Transcript. */
-import { afterEach, expect, test } from 'vitest';
-import { join } from 'node:path';
+import { expect, test } from 'vitest';
 import { LIMITS } from '../protocol/limits.js';
-import { Journal, type CommittedBatch } from '../src/journal/journal.js';
+import type { CommittedBatch } from '../src/journal/journal.js';
 import { eventEntry } from '../src/session/event_fit.js';
 import { Recorder } from '../src/session/recorder.js';
 import { newSessionState, type SessionState } from '../src/session/state.js';
 import { Transcript } from '../src/session/transcript.js';
-import { cleanup, tempDir } from './helpers/session.js';
+import { useTempJournal } from './helpers/journal.js';
 
-let dir: string | undefined;
-let journal: Journal | undefined;
-afterEach(() => {
-  journal?.close();
-  if (dir) cleanup(dir);
-  dir = journal = undefined;
-});
+const temp = useTempJournal();
 
 function setup() {
-  dir = tempDir();
-  journal = new Journal(join(dir, 'agentd.db'));
+  const journal = temp.open();
   const state = newSessionState({
     session_id: 's_rec',
-    cwd: dir,
+    cwd: temp.dir(),
     approval_policy: 'auto',
     model: { route: 'scripted', model: 'scripted', reasoning_effort: null, context_window: null },
     title: null,

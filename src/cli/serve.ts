@@ -212,5 +212,5 @@ function tuning(): { highWaterMark?: number; pageSize?: number; helloTimeoutMs?:
 
 /** Statistics of the session host for /healthz. */
 function hostHealth(host: SessionHost): Record<string, unknown> {
-  return { sessions_resident: host.residentCount };
+  return { sessions_resident: host.residentCount, journal: host.journalHealth() };
 }

@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync } from 'node:fs';
 import { JournalError } from '../errors.js';
+import { WalCheckpointer, type CheckpointStatus } from './checkpointer.js';
 import { migrate } from './migrations.js';
 import { encodeBatchFrame, type Event } from '../../protocol/index.js';
 
@@ -53,6 +54,8 @@ export interface StoredSession {
 export interface JournalOptions {
   synchronous?: 'NORMAL' | 'FULL';
   readonly?: boolean;
+  /** Told when WAL checkpoints fall behind the commits (the WAL keeps growing). */
+  onCheckpointBehind?: (status: CheckpointStatus) => void;
 }
 
 interface BatchRow {
@@ -63,23 +66,42 @@ interface BatchRow {
 
 /** Checkpoint the WAL after this long without commits… */
 const CHECKPOINT_IDLE_MS = 250;
-/** …or after this many commits in a row. */
+/**
+ * …or after this many commits in a row, or this many characters of rows written (one tick
+ * of many sessions is one commit: the bytes bound the WAL). In the worker: it never blocks
+ * a commit, but it does take a core, so not more often than needed.
+ */
 const CHECKPOINT_EVERY_COMMITS = 4000;
+const CHECKPOINT_EVERY_CHARS = 32 * 1024 * 1024;
+
+/** What became of one session's write in a commit of many. */
+export type WriteOutcome = { ok: true; batches: CommittedBatch[] } | { ok: false; error: JournalError };
 
 /**
- * The one commit path into a journal: the seam a shared writer or another backend
- * implements. Throws JournalError (nothing written) on any failure.
+ * The one commit path into a journal: the seam the shared writer (`writer.ts`) and
+ * another backend implement. Backend-neutral and async-capable:
+ * - `commitMany` commits many sessions' writes together (one transaction where the
+ *   backend can) and answers one outcome per write, in order. A failing write never
+ *   fails the others: exactly its session is refused, the rest are committed. It may
+ *   answer a Promise (a network database); SQLite answers synchronously.
+ * - `commit` is one write alone, synchronous (SQLite only; throws JournalError, nothing
+ *   written) — the immediate path of the pump, start-up and a tool call's start.
  */
 export interface JournalWriter {
   commit(write: BatchWrite): CommittedBatch[];
+  commitMany(writes: readonly BatchWrite[]): WriteOutcome[] | Promise<WriteOutcome[]>;
 }
 
 export class Journal implements JournalWriter {
   private readonly db: Database.Database;
   private checkpointTimer: NodeJS.Timeout | null = null;
   private commitsSinceCheckpoint = 0;
+  private charsSinceCheckpoint = 0;
+  /** Runs the WAL checkpoints in a worker thread (null: an in-memory or read-only journal). */
+  private readonly checkpointer: WalCheckpointer | null;
   private readonly stmts;
   private readonly commitTx: (write: BatchWrite, committedAt: number) => void;
+  private readonly commitManyTx: (writes: readonly BatchWrite[], committedAt: number) => Array<JournalError | null>;
 
   constructor(path: string, options: JournalOptions = {}) {
     try {
@@ -93,11 +115,17 @@ export class Journal implements JournalWriter {
         this.db.pragma('busy_timeout = 5000');
         // WAL checkpoints run when the journal is idle (see afterCommit), not inside a commit.
         this.db.pragma('wal_autocheckpoint = 0');
+        // A WAL restarted after a checkpoint is cut back to this size.
+        this.db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
         migrate(this.db);
       }
     } catch (err) {
       throw new JournalError(`cannot open journal ${path}: ${(err as Error).message}`, err);
     }
+    this.checkpointer =
+      options.readonly || path === ':memory:'
+        ? null
+        : new WalCheckpointer(path, { ...(options.onCheckpointBehind && { onBehind: options.onCheckpointBehind }) });
     const db = this.db;
     this.stmts = {
       insertSession: db.prepare(
@@ -127,6 +155,7 @@ export class Journal implements JournalWriter {
       ),
     };
     this.commitTx = db.transaction((w: BatchWrite, committedAt: number) => {
+      // Nested in commitManyTx this runs in a SAVEPOINT: a failure undoes this write only.
       if (w.createdAt !== undefined) this.stmts.insertSession.run(w.sessionId, w.createdAt, w.createdAt, w.checkpoint);
       w.batches.forEach((events, i) => this.stmts.insertBatch.run(w.sessionId, w.head + 1 + i, committedAt, events));
       const head = w.head + w.batches.length;
@@ -137,6 +166,18 @@ export class Journal implements JournalWriter {
       }
       for (const id of w.admissions) this.stmts.insertAdmission.run(w.sessionId, id, head);
     });
+    this.commitManyTx = db.transaction((writes: readonly BatchWrite[], committedAt: number) =>
+      writes.map((w) => {
+        try {
+          this.commitTx(w, committedAt);
+          return null;
+        } catch (err) {
+          // The error ended the whole transaction (SQLITE_FULL, I/O): the caller retries each alone.
+          if (!db.inTransaction) throw err;
+          return err instanceof JournalError ? err : new JournalError(`journal write failed: ${(err as Error).message}`, err);
+        }
+      }),
+    );
   }
 
   /**
@@ -147,10 +188,40 @@ export class Journal implements JournalWriter {
   commit(write: BatchWrite): CommittedBatch[] {
     const committedAt = Date.now();
     this.guard(() => this.commitTx(write, committedAt));
-    this.afterCommit();
-    return write.batches.map((events, i) =>
-      toBatch(write.sessionId, { sequence: write.head + 1 + i, committed_at: committedAt, events }),
-    );
+    this.afterCommit(writtenChars(write));
+    return committedBatches(write, committedAt);
+  }
+
+  private tryCommit(write: BatchWrite): WriteOutcome {
+    try {
+      return { ok: true, batches: this.commit(write) };
+    } catch (err) {
+      return { ok: false, error: err as JournalError };
+    }
+  }
+
+  /**
+   * Commit many sessions' writes in one transaction, each in its own savepoint: a write
+   * that fails (head conflict, a constraint, a trigger) is rolled back alone and the rest
+   * commit. When the transaction as a whole fails (disk full, I/O error, COMMIT refused),
+   * each write is retried in a transaction of its own, so exactly the failing ones fail.
+   */
+  commitMany(writes: readonly BatchWrite[]): WriteOutcome[] {
+    if (writes.length === 1) return [this.tryCommit(writes[0]!)];
+    const committedAt = Date.now();
+    let failures: Array<JournalError | null>;
+    try {
+      failures = this.commitManyTx(writes, committedAt);
+    } catch {
+      return writes.map((w) => this.tryCommit(w));
+    }
+    let chars = 0;
+    for (const w of writes) chars += writtenChars(w);
+    this.afterCommit(chars);
+    return writes.map((w, i) => {
+      const error = failures[i];
+      return error ? { ok: false, error } : { ok: true, batches: committedBatches(w, committedAt) };
+    });
   }
 
   /** Run `fn` on the underlying database (tests and maintenance tools: pragmas, fault injection). */
@@ -201,8 +272,19 @@ export class Journal implements JournalWriter {
     return rows.reverse().map((r) => toBatch(sessionId, r));
   }
 
+  /** The WAL checkpoints' status (/healthz); null for an in-memory or read-only journal. */
+  checkpointStatus(): CheckpointStatus | null {
+    return this.checkpointer?.status() ?? null;
+  }
+
+  /** Resolves once no WAL checkpoint is running or asked for (tests, maintenance). */
+  checkpointIdle(): Promise<void> {
+    return this.checkpointer?.idle() ?? Promise.resolve();
+  }
+
   close(): void {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    this.checkpointer?.close();
     if (!this.db.open) return;
     try {
       if (!this.db.readonly) this.db.pragma('wal_checkpoint(TRUNCATE)');
@@ -213,11 +295,13 @@ export class Journal implements JournalWriter {
   }
 
   /**
-   * Checkpoint the WAL into the database once the journal has been quiet for a moment, or
-   * at once when many commits have piled up without a pause (bounds the WAL's size).
+   * Checkpoint the WAL into the database (in the checkpointer's worker) once the journal
+   * has been quiet for a moment, or at once when many commits have piled up without a
+   * pause (bounds the WAL's size).
    */
-  private afterCommit(): void {
-    if (++this.commitsSinceCheckpoint >= CHECKPOINT_EVERY_COMMITS) {
+  private afterCommit(chars: number): void {
+    this.charsSinceCheckpoint += chars;
+    if (++this.commitsSinceCheckpoint >= CHECKPOINT_EVERY_COMMITS || this.charsSinceCheckpoint >= CHECKPOINT_EVERY_CHARS) {
       this.checkpoint();
       return;
     }
@@ -232,11 +316,9 @@ export class Journal implements JournalWriter {
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     this.checkpointTimer = null;
     this.commitsSinceCheckpoint = 0;
-    try {
-      if (this.db.open) this.db.pragma('wal_checkpoint(PASSIVE)');
-    } catch {
-      /* busy or I/O trouble: the next one tries again */
-    }
+    this.charsSinceCheckpoint = 0;
+    // Busy or I/O trouble is kept in the status; the next request tries again.
+    if (this.db.open) this.checkpointer?.request();
   }
 
   private guard<T>(fn: () => T): T {
@@ -247,6 +329,20 @@ export class Journal implements JournalWriter {
       throw new JournalError(`journal write failed: ${(err as Error).message}`, err);
     }
   }
+}
+
+/** About what a write puts into the WAL: its rows' text. */
+function writtenChars(write: BatchWrite): number {
+  let n = write.checkpoint.length;
+  for (const b of write.batches) n += b.length;
+  for (const t of write.transcript) n += t.length;
+  return n;
+}
+
+function committedBatches(write: BatchWrite, committedAt: number): CommittedBatch[] {
+  return write.batches.map((events, i) =>
+    toBatch(write.sessionId, { sequence: write.head + 1 + i, committed_at: committedAt, events }),
+  );
 }
 
 function toStored(row: { session_id: string; created_at: number; head_sequence: number; checkpoint: string }): StoredSession {

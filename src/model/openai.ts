@@ -29,34 +29,47 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ReasoningEffort } from 'openai/resources/shared';
 import { classifyStatus, routeKey, scrub, unreachable, type RouteKey } from './failure.js';
+import { httpFetch } from './http_fetch.js';
+import { sseData } from './sse.js';
 import { withRetries, type Failure, type RetryOptions } from './retry.js';
 import { completeCall, type PartialCall } from './tool_calls.js';
 import { ModelError, type ContextItem, type ModelChunk, type ModelClient, type ModelRequest, type ToolSpec } from './types.js';
 
 /** Options of {@link createOpenAIClient}; the defaults suit production use. */
 export interface OpenAIClientOptions extends RetryOptions {
-  /** A custom fetch (tests, proxies). */
+  /** A custom fetch (tests, proxies); default: `httpFetch`, node:http(s) with pooled keep-alive agents. */
   fetch?: typeof fetch;
 }
 
+/** SDK clients kept (routes × keys); the oldest is dropped past this. */
+const MAX_CACHED_CLIENTS = 64;
+
 /** A ModelClient for OpenAI-compatible Chat Completions servers. */
 export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient {
+  // One SDK client per API root and key, made once: building one per call cost more than
+  // a short call's own work (the key is still read from the environment at each call).
+  const clients = new Map<string, OpenAI>();
+  const sdkClient = (baseURL: string, apiKey: string): OpenAI => {
+    const id = `${baseURL}\n${apiKey}`;
+    let client = clients.get(id);
+    if (!client) {
+      if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value!);
+      client = new OpenAI({ apiKey, baseURL, maxRetries: 0, logLevel: 'off', fetch: opts.fetch ?? httpFetch });
+      clients.set(id, client);
+    }
+    return client;
+  };
   return {
     stream(request: ModelRequest): AsyncIterable<ModelChunk> {
       const { route, signal } = request;
       const key = routeKey(route);
-      const client = new OpenAI({
-        apiKey: key.apiKey,
-        baseURL: route.base_url ?? 'https://api.openai.com/v1',
-        maxRetries: 0,
-        logLevel: 'off',
-        ...(opts.fetch && { fetch: opts.fetch }),
-      });
+      const client = sdkClient(route.base_url ?? 'https://api.openai.com/v1', key.apiKey);
       const body = buildBody(request);
       async function* attempt(): AsyncIterable<ModelChunk> {
-        const stream = await client.chat.completions.create(body, { signal });
+        // The SDK makes the request and maps HTTP errors; the stream is read here (sse.ts).
+        const response = await client.chat.completions.create(body, { signal }).asResponse();
         const acc = new ReplyAccumulator();
-        for await (const chunk of stream) yield* acc.push(chunk);
+        for await (const chunk of sseData(response, apiErrorOf)) yield* acc.push(chunk as ChatCompletionChunk);
         if (signal.aborted) return;
         yield* acc.finish();
       }
@@ -181,6 +194,13 @@ class ReplyAccumulator {
     out.push({ type: 'finish', reason: mapped });
     return out;
   }
+}
+
+/** An error object sent inside the stream, as the SDK's own stream reader would throw it. */
+function apiErrorOf(data: { error?: unknown; message?: unknown }, event: string | null): Error {
+  return event === 'error'
+    ? new APIError(undefined, data.error as object | undefined, typeof data.message === 'string' ? data.message : undefined, undefined)
+    : new APIError(undefined, data.error as object | undefined, undefined, undefined);
 }
 
 /** Maps an SDK / network error to a classified Failure; the key is scrubbed from messages. */

@@ -11,6 +11,7 @@ import { isTurnEnd, type CreateSessionConfig, type SessionDescriptor } from '../
 import { resolveRoutes, type Config } from '../config/config.js';
 import { AgentdError } from '../errors.js';
 import { Journal } from '../journal/journal.js';
+import { SharedWriter } from '../journal/writer.js';
 import { createModelClient } from '../model/registry.js';
 import type { ModelClient, ModelRoute } from '../model/types.js';
 import { McpManager } from '../mcp/index.js';
@@ -73,6 +74,8 @@ export interface SessionHostOptions {
 
 export class SessionHost implements SessionHostApi {
   readonly journal: Journal;
+  /** One writer for all sessions: their group commits share one transaction per tick. */
+  readonly writer: SharedWriter;
   private readonly sessions = new Map<string, Session>();
   private readonly evictTimers = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
   private readonly routes: Map<string, ModelRoute>;
@@ -86,7 +89,15 @@ export class SessionHost implements SessionHostApi {
 
   private constructor(private readonly options: SessionHostOptions) {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    this.journal = new Journal(join(options.dataDir, 'agentd.db'), { synchronous: options.config.journal.synchronous });
+    this.journal = new Journal(join(options.dataDir, 'agentd.db'), {
+      synchronous: options.config.journal.synchronous,
+      onCheckpointBehind: (status) =>
+        options.logger?.warn({ checkpoint: status }, 'WAL checkpoints are not keeping up: the WAL keeps growing'),
+    });
+    this.writer = new SharedWriter(this.journal, {
+      tickMs: options.config.journal.group_commit_ms,
+      onError: (err) => options.logger?.error({ err }, 'settling a committed write failed'),
+    });
     this.routes = resolveRoutes(options.config);
     this.toolset = createTools(options.config, { dataDir: options.dataDir });
     options.logger?.info({ containment: this.toolset.containment }, 'shell commands run contained');
@@ -272,6 +283,11 @@ export class SessionHost implements SessionHostApi {
     return this.sessions.has(sessionId);
   }
 
+  /** The journal's side of /healthz: the shared writer's ticks and the WAL checkpoints (`behind` when they cannot keep up). */
+  journalHealth(): { writer: ReturnType<SharedWriter['statistics']>; checkpoint: ReturnType<Journal['checkpointStatus']> } {
+    return { writer: this.writer.statistics(), checkpoint: this.journal.checkpointStatus() };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -279,6 +295,7 @@ export class SessionHost implements SessionHostApi {
     this.evictTimers.clear();
     for (const session of this.sessions.values()) session.stop();
     this.sessions.clear();
+    this.writer.close();
     this.journal.close();
     // Stopping sent TERM to running tool processes; make sure none outlives the daemon.
     await Promise.all([this.toolset.close(), this.mcp.close()]);
@@ -300,6 +317,7 @@ export class SessionHost implements SessionHostApi {
     const builtins = new Map([...this.toolset.tools, [DELEGATE_TOOL, delegate]]);
     const session: Session = new Session({
       journal: this.journal,
+      writer: this.writer,
       state,
       headSequence,
       groupCommitMs: config.journal.group_commit_ms,

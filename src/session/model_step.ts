@@ -8,6 +8,7 @@ import type { TurnFailureCode } from '../../protocol/index.js';
 import { ModelError, type ModelClient, type ModelRequest, type ReasoningBlock, type ToolCallRequest } from '../model/types.js';
 import { Coalescer } from './coalescer.js';
 import type { ToolApproval, ToolOffer } from './toolbox.js';
+import { afterShared } from './shared_timer.js';
 import type { StepResult } from './turn.js';
 
 export interface ModelStepInput {
@@ -31,8 +32,6 @@ export type ModelEvent =
 
 /** Deltas handed to the actor in one event at most (bounds event and batch sizes). */
 const MAX_DELTAS_PER_EVENT = 256;
-/** How long deltas may gather before they are handed to the session actor. */
-const DELTA_COALESCE_MS = 1;
 
 /** A streamed piece: reply text, or thinking. */
 type Piece = string | { reasoning: string };
@@ -52,14 +51,14 @@ function runsOf(items: Piece[]): ModelEvent[] {
 
 export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, sendBack }) => {
   const controller = new AbortController();
-  // Nothing is visible before the recorder's group commit anyway: hand deltas over at
-  // most every DELTA_COALESCE_MS, in one actor event.
+  // Nothing is visible before the recorder's group commit anyway: hand deltas over at the
+  // next shared tick (about a millisecond; one timer for every session), in one actor event.
   // Text and thinking pieces share one buffer so their events keep the stream's order.
   const deltas = new Coalescer<Piece>(
     (items) => {
       for (const run of runsOf(items)) sendBack(run);
     },
-    (fn) => setTimeout(fn, DELTA_COALESCE_MS),
+    afterShared,
     controller.signal,
     MAX_DELTAS_PER_EVENT,
   );

@@ -2,12 +2,15 @@
  * The Recorder: a session's one path into the journal. Changes (events, transcript items,
  * the state after them, an admission) are collected into the next commit and written
  * together with the session checkpoint — at once when the actor finished a submission,
- * or within `groupCommitMs` for frequent events such as deltas (group commit). One commit
- * may hold several batches: a batch is never larger than a frame allows (runtime.md §9).
- * Subscribers see a batch only after it commits.
+ * or within `groupCommitMs` for frequent events such as deltas (group commit: in the
+ * shared writer's tick, one transaction for every session, or on a timer of its own
+ * without one). One commit may hold several batches: a batch is never larger than a frame
+ * allows (runtime.md §9). Subscribers see a batch only after it commits.
  */
 import { encodeEventList } from '../../protocol/index.js';
-import type { BatchWrite, CommittedBatch, JournalWriter, StoredSession } from '../journal/journal.js';
+import type { JournalError } from '../errors.js';
+import type { BatchWrite, CommittedBatch, JournalWriter, StoredSession, WriteOutcome } from '../journal/journal.js';
+import type { SharedWriter, WriteSource } from '../journal/writer.js';
 import { MAX_BATCH_EVENTS_BYTES } from './event_fit.js';
 import { isUnfinished, type SessionState } from './state.js';
 import type { Transcript } from './transcript.js';
@@ -27,6 +30,8 @@ export interface RecorderHooks {
 
 export interface RecorderOptions {
   journal: JournalWriter;
+  /** Group commits go into this writer's tick (one transaction for all sessions); without it, a timer of this recorder's. */
+  writer?: SharedWriter;
   state: SessionState;
   head: number;
   transcript: Transcript;
@@ -38,7 +43,15 @@ export interface RecorderOptions {
   createdAt?: number;
 }
 
-export class Recorder {
+/** The write taken for a commit and what it commits (settled after the commit). */
+interface Taken {
+  write: BatchWrite;
+  state: SessionState;
+  transcriptLength: number;
+  admissions: PendingAdmission[];
+}
+
+export class Recorder implements WriteSource {
   /** Pending events, each serialized (JSON of the envelope), split into frame-sized batches. */
   private batches: string[][] = [];
   private batchBytes = 0;
@@ -50,6 +63,9 @@ export class Recorder {
   private timer: NodeJS.Timeout | null = null;
   private head: number;
   private createdAt: number | undefined;
+  private taken: Taken | null = null;
+  /** The last checkpoint serialized, and what it was serialized from (deltas leave the state as it was). */
+  private checkpointCache = { state: null as SessionState | null, transcriptLength: -1, lastIngress: -1, json: '' };
 
   constructor(private readonly options: RecorderOptions) {
     this.latest = options.state;
@@ -95,69 +111,114 @@ export class Recorder {
     this.latest = change.state;
     if (change.admission) this.admissions.push(change.admission);
     if (this.pendingEvents >= MAX_BATCH_EVENTS || this.pendingBytes >= GROUP_COMMIT_BYTES) this.flush();
-    else if (!this.timer && this.pendingEvents > 0) {
-      this.timer = setTimeout(() => this.flush(), this.options.groupCommitMs);
-    }
+    else if (this.pendingEvents > 0) this.scheduleGroupCommit();
   }
 
-  /** Commit everything pending now. Returns false when the commit failed. */
+  /** Commit everything pending now, in a transaction of its own. Returns false when the commit failed. */
   flush(): boolean {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
+    this.cancelGroupCommit();
+    const write = this.take();
+    if (!write) return true;
+    let outcome: WriteOutcome;
+    try {
+      outcome = { ok: true, batches: this.options.journal.commit(write) };
+    } catch (err) {
+      outcome = { ok: false, error: err as JournalError };
     }
-    const { transcript, journal, hooks } = this.options;
-    if (this.pendingEvents === 0 && this.latest === this.committedState && this.createdAt === undefined) return true;
+    this.settle(outcome);
+    return outcome.ok;
+  }
+
+  /**
+   * Everything pending as one write (the shared writer's tick, or flush); null when there
+   * is nothing to write. Until `settle`, the recorder holds it as taken: nothing else is
+   * taken meanwhile.
+   */
+  take(): BatchWrite | null {
+    if (this.taken) return null;
+    if (this.pendingEvents === 0 && this.latest === this.committedState && this.createdAt === undefined) return null;
+    const { transcript } = this.options;
     const batches = this.batches.map((b) => encodeEventList(b));
     const admissions = this.admissions;
     this.clearPending();
-    const state = { ...this.latest, transcript_length: transcript.length, last_ingress_seq: this.options.lastIngress() };
-    let committed: CommittedBatch[];
-    try {
-      const write: BatchWrite = {
-        sessionId: state.session_id,
-        head: this.head,
-        batches,
-        checkpoint: JSON.stringify(state),
-        unfinished: isUnfinished(state),
-        transcriptFrom: transcript.committedLength,
-        transcript: transcript.uncommitted(),
-        admissions: admissions.map((a) => a.submission_id),
-        ...(this.createdAt !== undefined && { createdAt: this.createdAt }),
-      };
-      committed = journal.commit(write);
-    } catch (err) {
-      this.drop(admissions, (err as Error).message);
-      hooks.failed(err as Error, this.committedState);
-      return false;
+    const write: BatchWrite = {
+      sessionId: this.latest.session_id,
+      head: this.head,
+      batches,
+      checkpoint: this.checkpointJson(this.latest, transcript.length),
+      unfinished: isUnfinished(this.latest),
+      transcriptFrom: transcript.committedLength,
+      transcript: transcript.uncommitted(),
+      admissions: admissions.map((a) => a.submission_id),
+      ...(this.createdAt !== undefined && { createdAt: this.createdAt }),
+    };
+    this.taken = { write, state: this.latest, transcriptLength: transcript.length, admissions };
+    return write;
+  }
+
+  /** The outcome of the taken write: advance and notify subscribers, or roll back. */
+  settle(outcome: WriteOutcome): void {
+    const taken = this.taken;
+    if (!taken) return;
+    this.taken = null;
+    const { transcript, hooks } = this.options;
+    if (!outcome.ok) {
+      this.drop(taken.admissions, outcome.error.message);
+      hooks.failed(outcome.error, this.committedState);
+      return;
     }
     this.createdAt = undefined;
-    transcript.markCommitted(state.transcript_length);
-    this.committedState = this.latest;
-    for (const a of admissions) {
+    transcript.markCommitted(taken.transcriptLength);
+    this.committedState = taken.state;
+    for (const a of taken.admissions) {
       const cb = a.onAdmitted;
       if (cb) queueMicrotask(() => cb('accepted'));
     }
-    for (const batch of committed) {
-      this.head = batch.sequence;
-      hooks.committed(batch);
+    // The head moves before anyone hears of the batches (a subscriber may record and flush).
+    const last = outcome.batches[outcome.batches.length - 1];
+    if (last) this.head = last.sequence;
+    for (const batch of outcome.batches) hooks.committed(batch);
+  }
+
+  /**
+   * The checkpoint's JSON. A delta batch leaves the state object as it was: then the
+   * string of the previous commit is reused instead of serializing the state again.
+   */
+  private checkpointJson(state: SessionState, transcriptLength: number): string {
+    const lastIngress = this.options.lastIngress();
+    const c = this.checkpointCache;
+    if (c.state !== state || c.transcriptLength !== transcriptLength || c.lastIngress !== lastIngress) {
+      c.json = JSON.stringify({ ...state, transcript_length: transcriptLength, last_ingress_seq: lastIngress });
+      c.state = state;
+      c.transcriptLength = transcriptLength;
+      c.lastIngress = lastIngress;
     }
-    return true;
+    return c.json;
+  }
+
+  private scheduleGroupCommit(): void {
+    const { writer } = this.options;
+    if (writer) writer.schedule(this);
+    else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.options.groupCommitMs);
+  }
+
+  private cancelGroupCommit(): void {
+    this.options.writer?.cancel(this);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   /** Drop what is pending without committing (after a rollback); admissions are rejected. */
   discardPending(reason = 'the session rolled back after a journal failure'): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelGroupCommit();
     const admissions = this.admissions;
     this.clearPending();
     this.drop(admissions, reason);
   }
 
-  /** Drop the timer (the session is stopping; flush first if wanted). */
+  /** Drop the timer / leave the shared writer (the session is stopping; flush first if wanted). */
   dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelGroupCommit();
   }
 
   private clearPending(): void {

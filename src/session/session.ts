@@ -10,6 +10,7 @@ import { createActor, type Actor } from 'xstate';
 import type { AdmissionOutcome, EnqueueResult, SessionDescriptor, Submission } from '../../protocol/index.js';
 import type { CommittedBatch, Journal } from '../journal/journal.js';
 import type { TranscriptItem } from './context.js';
+import type { SharedWriter } from '../journal/writer.js';
 import { queueFullMessage, queueIsFull } from './admission.js';
 import type { SessionHandle } from './api.js';
 import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
@@ -24,6 +25,8 @@ import type { Change } from './tx.js';
 
 export interface SessionOptions {
   journal: Journal;
+  /** The host's shared writer: this session's group commits go into its tick. */
+  writer?: SharedWriter;
   state: SessionState;
   headSequence: number;
   groupCommitMs: number;
@@ -74,6 +77,7 @@ export class Session implements SessionHandle {
     this.inbox = new Inbox(options.inboxCapacity, state.last_ingress_seq);
     this.recorder = new Recorder({
       journal,
+      ...(options.writer && { writer: options.writer }),
       state,
       head: options.headSequence,
       transcript,

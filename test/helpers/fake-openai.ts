@@ -10,6 +10,8 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: any;
+  /** The client's port: one per TCP connection (connection reuse shows as a repeated port). */
+  remotePort: number;
 }
 
 /** Answers one request. */
@@ -34,6 +36,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       url: req.url ?? '',
       headers: req.headers,
       body: raw ? JSON.parse(raw) : undefined,
+      remotePort: req.socket.remotePort ?? 0,
     };
     requests.push(recorded);
     const handler = queue.shift() ?? status(500, { error: { message: 'no scripted response' } });

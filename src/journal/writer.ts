@@ -1,0 +1,175 @@
+/**
+ * SharedWriter: one journal writer for all sessions. A session with a pending group
+ * commit (streamed deltas, a model step's end) hands itself to the writer; once per tick
+ * the writer takes every waiting session's write and commits them together with one
+ * `JournalWriter.commitMany` — one transaction per tick instead of one per session, and
+ * one timer for all of them. Only after that commit does it settle each write, in the
+ * order taken: each session then notifies its subscribers in sequence order, or (its
+ * write alone failed) rolls back. A tick takes at most `maxBytes` of event JSON; what is
+ * left goes into the next tick, started at once.
+ *
+ * The storage call may answer a Promise (a network database): then the next tick starts
+ * when it has settled, and writes scheduled meanwhile wait for it.
+ */
+import { JournalError } from '../errors.js';
+import type { BatchWrite, JournalWriter, WriteOutcome } from './journal.js';
+
+/** A session's side of the shared writer (the Recorder). */
+export interface WriteSource {
+  /** Everything pending, as one write; null when there is nothing to write. */
+  take(): BatchWrite | null;
+  /** The outcome of the write `take` gave, once the commit is over. */
+  settle(outcome: WriteOutcome): void;
+}
+
+export interface SharedWriterOptions {
+  /** How long writes gather after the first one is scheduled (`journal.group_commit_ms`). */
+  tickMs: number;
+  /** Event JSON one tick commits at most (default 4 MiB). */
+  maxBytes?: number;
+  /** A source's `settle` threw (a bug): the other sources are still settled. */
+  onError?: (err: unknown) => void;
+}
+
+/** What /healthz shows of the writer. */
+export interface WriterStats {
+  ticks: number;
+  writes: number;
+  /** Sessions' writes in the largest tick. */
+  max_writes_per_tick: number;
+  /** Main-thread time of the last and the longest tick (commit + settling), in ms. */
+  last_tick_ms: number;
+  max_tick_ms: number;
+}
+
+const DEFAULT_MAX_BYTES = 4 * 1024 * 1024;
+
+export class SharedWriter {
+  /** Sources waiting for the next tick, in the order they asked. */
+  private readonly waiting = new Set<WriteSource>();
+  private timer: NodeJS.Timeout | null = null;
+  private immediate: NodeJS.Immediate | null = null;
+  private inFlight = false;
+  private closed = false;
+  private readonly stats: WriterStats = { ticks: 0, writes: 0, max_writes_per_tick: 0, last_tick_ms: 0, max_tick_ms: 0 };
+
+  constructor(
+    private readonly store: JournalWriter,
+    private readonly options: SharedWriterOptions,
+  ) {}
+
+  /** Commit this source's pending write in the next tick. */
+  schedule(source: WriteSource): void {
+    this.waiting.add(source);
+    this.arm();
+  }
+
+  /** Forget a waiting source (it committed by itself, or it stopped). */
+  cancel(source: WriteSource): void {
+    this.waiting.delete(source);
+  }
+
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  statistics(): WriterStats {
+    return { ...this.stats };
+  }
+
+  /**
+   * Commit now whatever waits, tick after tick, until nothing does (closing). With a
+   * storage call that answers a Promise, what is in flight settles later.
+   */
+  flushAll(): void {
+    while (this.waiting.size > 0 && !this.inFlight) this.tick();
+  }
+
+  /** Flush and stop ticking; later schedules are committed by flushAll only. */
+  close(): void {
+    this.flushAll();
+    this.closed = true;
+    this.disarm();
+  }
+
+  private arm(): void {
+    if (this.timer || this.immediate || this.inFlight || this.closed) return;
+    this.timer = setTimeout(() => this.tick(), this.options.tickMs);
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = null;
+    this.immediate = null;
+  }
+
+  /** One tick: take the waiting writes (up to maxBytes), commit them together, settle each. */
+  private tick(): void {
+    this.disarm();
+    const started = performance.now();
+    const maxBytes = this.options.maxBytes ?? DEFAULT_MAX_BYTES;
+    const sources: WriteSource[] = [];
+    const writes: BatchWrite[] = [];
+    let bytes = 0;
+    for (const source of this.waiting) {
+      if (bytes >= maxBytes) break;
+      this.waiting.delete(source);
+      let write: BatchWrite | null;
+      try {
+        write = source.take();
+      } catch (err) {
+        // A bug in one source must not keep the others' writes from committing.
+        this.options.onError?.(err);
+        continue;
+      }
+      if (!write) continue;
+      sources.push(source);
+      writes.push(write);
+      for (const b of write.batches) bytes += b.length;
+    }
+    const cut = bytes >= maxBytes;
+    if (writes.length === 0) return this.next(cut);
+    const outcomes = this.store.commitMany(writes);
+    if (Array.isArray(outcomes)) {
+      this.settleAll(sources, outcomes, started);
+      return this.next(cut);
+    }
+    this.inFlight = true;
+    outcomes.then(
+      (done) => this.settleAll(sources, done, started),
+      (err: unknown) => this.settleAll(sources, sources.map(() => ({ ok: false, error: asJournalError(err) })), started),
+    ).finally(() => {
+      this.inFlight = false;
+      this.next(cut);
+    });
+  }
+
+  /** More waiting: a tick cut at maxBytes continues at once, a fresh one after tickMs. */
+  private next(cut: boolean): void {
+    if (this.waiting.size === 0 || this.closed || this.inFlight) return;
+    if (cut) this.immediate = setImmediate(() => this.tick());
+    else this.arm();
+  }
+
+  private settleAll(sources: WriteSource[], outcomes: WriteOutcome[], started: number): void {
+    for (let i = 0; i < sources.length; i++) {
+      try {
+        sources[i]!.settle(outcomes[i] ?? { ok: false, error: asJournalError(new Error('the journal answered no outcome')) });
+      } catch (err) {
+        this.options.onError?.(err);
+      }
+    }
+    const ms = performance.now() - started;
+    const s = this.stats;
+    s.ticks++;
+    s.writes += sources.length;
+    s.max_writes_per_tick = Math.max(s.max_writes_per_tick, sources.length);
+    s.last_tick_ms = ms;
+    s.max_tick_ms = Math.max(s.max_tick_ms, ms);
+  }
+}
+
+function asJournalError(err: unknown): JournalError {
+  return err instanceof JournalError ? err : new JournalError(`journal write failed: ${(err as Error)?.message ?? String(err)}`, err);
+}
