@@ -7,7 +7,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { customAlphabet } from 'nanoid';
 import type { Logger } from 'pino';
-import { isTurnEnd, type CreateSessionConfig, type SessionDescriptor } from '../../protocol/index.js';
+import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
 import { resolveRoutes, type Config } from '../config/config.js';
 import { AgentdError } from '../errors.js';
 import { Journal } from '../journal/journal.js';
@@ -29,29 +29,8 @@ import { SessionToolbox } from './toolbox.js';
 import { baseTokens, modelView, viewTokens, type TranscriptItem } from './context.js';
 import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, EMPTY_CONTEXT, type SessionState } from './state.js';
 import { systemPromptFor } from './system_prompt.js';
+import { findOpenTurn } from './open_turn.js';
 import { Tx } from './tx.js';
-
-/** The last turn_started without a terminal event after it, scanning the journal backwards. */
-function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
-  const ended = new Set<string>();
-  for (let before = head + 1; before > 1; ) {
-    const page = journal.readBefore(sessionId, before, 256);
-    if (page.length === 0) break;
-    for (let i = page.length - 1; i >= 0; i--) {
-      const events = page[i]!.events;
-      for (let j = events.length - 1; j >= 0; j--) {
-        const e = events[j]!;
-        if (isTurnEnd(e.msg)) {
-          if (e.turn_id) ended.add(e.turn_id);
-        } else if (e.msg.type === 'turn_started') {
-          return ended.has(e.msg.turn_id) ? null : { turn_id: e.msg.turn_id, submission_id: e.submission_id };
-        }
-      }
-    }
-    before = page[0]!.sequence;
-  }
-  return null;
-}
 
 /**
  * A checkpoint from before context accounting: its estimate rebuilt from the transcript
