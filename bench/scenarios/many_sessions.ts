@@ -185,8 +185,14 @@ async function startAgentd(ssePort: number, dir: string, profileDir: string | nu
     },
     ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=many_sessions.${shape}.daemon.cpuprofile`] }),
   });
-  const journalHealth = async () =>
-    ((await (await fetch(`${daemon.url.replace(/^ws:/, 'http:')}/healthz`)).json()) as { journal?: unknown }).journal ?? null;
+  // A daemon far past its knee may answer /healthz late or cut: that step reports no journal health.
+  const journalHealth = async () => {
+    try {
+      return ((await (await fetch(`${daemon.url.replace(/^ws:/, 'http:')}/healthz`)).json()) as { journal?: unknown }).journal ?? null;
+    } catch (err) {
+      return { unavailable: (err as Error).message };
+    }
+  };
   return { url: `${daemon.url}/v1`, pid: daemon.proc.pid!, journalHealth, stop: () => daemon.stop() };
 }
 
