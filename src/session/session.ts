@@ -274,8 +274,12 @@ export class Session implements SessionHandle {
           const { atCutoff } = this.actor.getSnapshot().context;
           const item = this.inbox.peek();
           if (atCutoff && (!item || item.ingress_seq > this.cutoff.seq)) {
+            const stepBoundary = this.actor.getSnapshot().matches({ turn: 'boundary' });
             this.send({ type: 'cutoff.reached' });
-            this.recorder.flush();
+            // At a step boundary the change (the last tool result) rides in the next commit —
+            // the next tool's start or the writer's tick — as it did before the pure chart,
+            // instead of a transaction of its own per step. A turn's end commits at once.
+            if (!stepBoundary) this.recorder.flush();
             continue;
           }
           if (!item) break;
