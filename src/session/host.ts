@@ -41,6 +41,23 @@ function withRebuiltContext(state: SessionState, stored: string[]): SessionState
   return { ...state, context: { ...EMPTY_CONTEXT, estimated_tokens: viewTokens(view, 0), items: view.length } };
 }
 
+/** The cwd a checkpoint names (null if unreadable: hydration reports that). */
+function cwdOf(checkpoint: string): string | null {
+  try {
+    return parseCheckpoint(checkpoint).cwd;
+  } catch {
+    return null;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
 
 export interface SessionHostOptions {
@@ -127,9 +144,19 @@ export class SessionHost implements SessionHostApi {
     return host;
   }
 
-  /** Hydrate (and so recover) one session whose lease this node has just taken. */
+  /**
+   * Hydrate (and so recover) one session whose lease this node has just taken. Its working
+   * directory must be reachable here (shared storage, runtime.md §14): if it is not, the
+   * open turn fails with a clear error instead of running tools in the wrong place.
+   */
   recover(sessionId: string): boolean {
     try {
+      const stored = this.sessions.has(sessionId) ? null : this.journal.loadSession(sessionId);
+      const cwd = stored ? cwdOf(stored.checkpoint) : null;
+      if (cwd !== null && !isDirectory(cwd)) {
+        this.markRecoveryFailed(sessionId, new Error(`its working directory ${cwd} does not exist on this node (cluster mode needs every cwd at the same path on every node)`));
+        return false;
+      }
       return this.open(sessionId) !== null;
     } catch (err) {
       this.options.logger?.error({ err, session_id: sessionId }, 'session recovery failed');
