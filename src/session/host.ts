@@ -19,44 +19,16 @@ import { shellEnvPolicy, toolEnv } from '../tools/env.js';
 import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
-import { eventEntry } from './event_fit.js';
 import type { FaultCause } from './chart_types.js';
-import { recordUnrecoverable } from './recorder.js';
 import { Session } from './session.js';
 import { createDelegateTool, DELEGATE_TOOL } from './subagent.js';
 import { HostSubagents } from './subagent_host.js';
 import { SessionToolbox } from './toolbox.js';
-import { baseTokens, modelView, viewTokens, type TranscriptItem } from './context.js';
-import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, EMPTY_CONTEXT, type SessionState } from './state.js';
+import { baseTokens } from './context.js';
+import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
 import { systemPromptFor } from './system_prompt.js';
-import { findOpenTurn } from './open_turn.js';
+import { cwdOf, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
 import { Tx } from './tx.js';
-
-/**
- * A checkpoint from before context accounting: its estimate rebuilt from the transcript
- * (bytes / 4 of the model's view; the system prompt and tools are counted at the next report).
- */
-function withRebuiltContext(state: SessionState, stored: string[]): SessionState {
-  const view = modelView(stored.map((t) => JSON.parse(t) as TranscriptItem));
-  return { ...state, context: { ...EMPTY_CONTEXT, estimated_tokens: viewTokens(view, 0), items: view.length } };
-}
-
-/** The cwd a checkpoint names (null if unreadable: hydration reports that). */
-function cwdOf(checkpoint: string): string | null {
-  try {
-    return parseCheckpoint(checkpoint).cwd;
-  } catch {
-    return null;
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
 
@@ -207,22 +179,12 @@ export class SessionHost implements SessionHostApi {
    */
   private markRecoveryFailed(sessionId: string, error: Error): void {
     try {
-      const stored = this.journal.loadSession(sessionId);
-      if (!stored) return;
-      const now = Date.now();
-      const entries: string[] = [];
-      const open = findOpenTurn(this.journal, sessionId, stored.headSequence);
-      if (open) {
-        const failed = { code: 'recovery_failed' as const, message: `the turn could not be recovered: ${error.message}` };
-        entries.push(eventEntry({ type: 'turn_failed', error: failed }, open.submission_id, open.turn_id, now));
-      }
-      const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;
-      entries.push(eventEntry({ type: 'warning', message: why }, null, null, now));
-      recordUnrecoverable(this.journal, stored, entries);
+      recordRecoveryFailure(this.journal, sessionId, error);
     } catch (err) {
       this.options.logger?.error({ err, session_id: sessionId }, 'could not record the recovery failure');
     }
   }
+
 
   /** A new session; `child` makes it a subagent (runtime.md §13) with that id. */
   create(
