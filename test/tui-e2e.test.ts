@@ -77,7 +77,7 @@ describe.skipIf(!tmuxAvailable)('agentd attach in tmux', () => {
     await tmux.waitForText(/reconnecting/);
     daemon = await startDaemon({ dataDir, args: ['--port', String(port)] });
     await tmux.waitForText('✓ reconnected', 15_000);
-    await tmux.waitForText('turn resumed after a daemon restart', 10_000);
+    await tmux.waitForText('turn resumed after a daemon restart or takeover', 10_000);
     await tmux.waitForText(/^ ● slept$/m, 15_000);
     await tmux.waitForText(/● ready/);
     tmux.type('after restart');
@@ -98,7 +98,7 @@ describe.skipIf(!tmuxAvailable)('agentd attach in tmux', () => {
       [/^ ── interrupted /, 1],
       [/^ › !sleep 3000$/, 1],
       [/reconnected$/, 1],
-      [/turn resumed after a daemon restart/, 1],
+      [/turn resumed after a daemon restart or takeover/, 1],
       [/^ ● slept$/, 1],
       [/^ › after restart$/, 1],
       [/^ ● echo: after restart$/, 1],

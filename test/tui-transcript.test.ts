@@ -176,7 +176,7 @@ describe('transcript reducer', () => {
       '',
       '› later  (queued)',
       '',
-      '⚠ turn resumed after a daemon restart (attempt 2)',
+      '⚠ turn resumed after a daemon restart or takeover (attempt 2)',
       '',
       expect.stringMatching(/^── turn failed — model_error: boom ─+$/),
       '',
@@ -211,7 +211,7 @@ describe('transcript reducer', () => {
         [ev({ type: 'agent_message', text: 'slept' }, tags)],
       ]),
     );
-    expect(rows(s)).toEqual(['● sl', '', '⚠ turn resumed after a daemon restart (attempt 1)', '', '● slept']);
+    expect(rows(s)).toEqual(['● sl', '', '⚠ turn resumed after a daemon restart or takeover (attempt 1)', '', '● slept']);
     expect(sessionInfoStatus(s.info)).toBe('running');
   });
 

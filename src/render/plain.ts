@@ -145,7 +145,7 @@ export class PlainPrinter {
       p.logLine(p.c(m.decision === 'deny' || m.decision === 'abort' ? 'yellow' : 'gray', `  ${DECISION_TEXT[m.decision]}`));
     },
     turn_resumed: (p, m) => {
-      p.logLine(p.c('yellow', `↻ turn resumed after a daemon restart (attempt ${m.attempt})`));
+      p.logLine(p.c('yellow', `↻ turn resumed after a daemon restart or takeover (attempt ${m.attempt})`));
     },
     turn_complete: (p, m) => {
       const tokens = m.usage.input_tokens + m.usage.output_tokens;

@@ -120,7 +120,7 @@ const ON_EVENT: { [T in EventMsg['type']]?: Handler<T> } = {
     // A reply cut off by the restart stays as it was; the resumed step starts a new one.
     f.closeAgent();
     f.info.activeTurnId = at.ev.turn_id ?? f.info.activeTurnId;
-    f.notice(at.seq, at.key, 'warning', `turn resumed after a daemon restart (attempt ${m.attempt})`);
+    f.notice(at.seq, at.key, 'warning', `turn resumed after a daemon restart or takeover (attempt ${m.attempt})`);
   },
   turn_complete: (f, m, at) => {
     f.finishTurn(at.ev.turn_id, at.seq, at.key, 'complete', null, {

@@ -65,7 +65,7 @@ const Row = memo(
       case 'turn_start':
         return item.resumed > 0 ? (
           <li class="marker" data-seq={item.seq}>
-            turn resumed after a restart (attempt {item.resumed})
+            turn resumed after a restart or takeover (attempt {item.resumed})
           </li>
         ) : null;
       case 'turn_end':
