@@ -239,7 +239,7 @@ describe.runIf(havePostgres)('postgres journal', () => {
     await admin.connect();
     try {
       const tables = await admin.query<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY 1");
-      expect(tables.rows.map((r) => r.t)).toEqual(['admissions', 'batches', 'nodes', 'schema_migrations', 'session_leases', 'sessions', 'transcript']);
+      expect(tables.rows.map((r) => r.t)).toEqual(['admissions', 'batches', 'cluster_settings', 'nodes', 'schema_migrations', 'session_leases', 'sessions', 'transcript']);
       const versions = await admin.query('SELECT version FROM schema_migrations ORDER BY version');
       expect(versions.rows.map((r) => r.version)).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1));
       await admin.query('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)');

@@ -27,6 +27,7 @@ const LAYERS: Record<string, readonly string[]> = {
   journal: ['protocol', 'errors'],
   session: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal'],
   server: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
+  cluster: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
   client: ['protocol', 'data-dir'],
   render: ['protocol'],
   tui: ['protocol', 'client', 'render'],
@@ -40,6 +41,7 @@ const PACKAGE_HOME: Record<string, string> = {
   react: 'tui',
   'better-sqlite3': 'journal',
   pg: 'journal',
+  synckit: 'journal',
 };
 
 interface Import {

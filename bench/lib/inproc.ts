@@ -1,4 +1,5 @@
 /** agentd in this process: a SessionHost (optionally with a bench model) and its WebSocket server. */
+import { Journal } from '../../src/journal/journal.js';
 import { pino } from 'pino';
 import { encodeBatchFrame } from '../../protocol/index.js';
 import { parseConfig } from '../../src/config/config.js';
@@ -29,7 +30,7 @@ export interface JournalRow {
 
 /** The batches a session committed after its first (session_configured), in order. */
 export function committedRows(host: SessionHost, sessionId: string): JournalRow[] {
-  const rows = host.journal
+  const rows = (host.journal as Journal)
     .withDatabase((db) => db.prepare('SELECT sequence, committed_at, events FROM batches WHERE session_id = ? AND sequence > 1 ORDER BY sequence')
     .all(sessionId)) as Omit<JournalRow, 'frame'>[];
   return rows.map((row) => ({ ...row, frame: encodeBatchFrame(sessionId, row.sequence, row.committed_at, row.events) }));

@@ -49,7 +49,7 @@ export const sessionMemory: Scenario = {
       const perSession = (after.heapUsed - before.heapUsed) / n / 1024;
       const perSessionExternal = (after.external + after.arrayBuffers - before.external - before.arrayBuffers) / n / 1024;
       const rssPer = (after.rss - before.rss) / n / 1024;
-      const checkpointBytes = (host.journal.withDatabase((db) => db.prepare('SELECT avg(length(checkpoint)) FROM sessions').pluck().get()) as number) ?? 0;
+      const checkpointBytes = ((host.journal as Journal).withDatabase((db) => db.prepare('SELECT avg(length(checkpoint)) FROM sessions').pluck().get()) as number) ?? 0;
       await host.close();
       return {
         value: round(perSession, 2),

@@ -9,6 +9,7 @@ import { registerSend } from './send.js';
 import { registerSessions } from './sessions.js';
 import { packageVersion } from './version.js';
 import { registerOpen } from './open.js';
+import { registerCluster } from './cluster.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -19,6 +20,7 @@ const COMMANDS: RegisterCommand[] = [
   registerSend,
   registerSessions,
   registerOpen,
+  registerCluster,
 ];
 
 export function buildProgram(): Command {

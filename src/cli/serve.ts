@@ -4,6 +4,7 @@
  * Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad usage or an
  * invalid configuration file (the message names the bad field).
  */
+import { hostname } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino, type Logger } from 'pino';
 import { loadConfig, resolveRoutes, type Config } from '../config/config.js';
@@ -30,6 +31,9 @@ export interface ServeOptions {
   token?: string;
   auth: boolean;
   logLevel: string;
+  postgres?: string;
+  nodeId?: string;
+  advertiseUrl?: string;
 }
 
 /** Raised for problems the user must fix; `exitCode` 2 = usage/config. */
@@ -63,6 +67,9 @@ export function registerServe(program: Command): void {
     .option('--config <file>', 'configuration file (default: DATA_DIR/config.json if present)')
     .option('--token <token>', 'client token (default: $AGENTD_TOKEN, else DATA_DIR/token, generated on first start)')
     .option('--no-auth', 'accept clients without a token (loopback hosts only)')
+    .option('--postgres <url>', 'cluster mode: the journal in this PostgreSQL database (default: $AGENTD_POSTGRES_URL, else config journal.url)')
+    .option('--node-id <id>', 'cluster mode: this node\'s id (default: config cluster.node_id, else HOSTNAME-PORT)')
+    .option('--advertise-url <url>', 'cluster mode: where other nodes reach this one (default: config cluster.advertise_url, else the listening URL)')
     .option('--log-level <level>', 'pino log level for stderr', process.env.AGENTD_LOG_LEVEL ?? 'info')
     .action(async (opts: ServeOptions) => {
       const version = program.version() ?? '0.0.0';
@@ -111,34 +118,45 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   const config: Config = loadConfig(dataDir, opts.config); // throws ConfigError
   const tune = tuning();
   await checkNotRunning(dataDir);
-  const auth = opts.auth ? resolveServerToken(dataDir, token) : null;
+  const cluster = clusterMode(opts, config);
+  const pgJournal = cluster ? await openClusterJournal(cluster) : null;
+  // Cluster mode: one token for the whole cluster, kept in the database (generated once).
+  const clusterToken = pgJournal && opts.auth && !token ? pgJournal.token() : undefined;
+  const auth = opts.auth ? resolveServerToken(dataDir, token ?? clusterToken) : null;
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
   // Loaded here, not at the top: other `agentd` commands should not pay for the daemon.
-  const [{ SessionHost }, { startServer }, { modelCatalog }] = await Promise.all([
+  const [{ SessionHost }, { startServer }, { modelCatalog }, clusterModules] = await Promise.all([
     import('../session/host.js'),
     import('../server/index.js'),
     import('../server/models.js'),
+    cluster ? Promise.all([import('../cluster/node.js'), import('../cluster/host.js')]) : null,
   ]);
+  const node =
+    cluster && pgJournal && clusterModules
+      ? new clusterModules[0].ClusterNode(pgJournal, { ...cluster, url: cluster.url }, logger)
+      : null;
   let host: SessionHost;
   try {
-    host = SessionHost.open({ dataDir, config, logger });
+    host = SessionHost.open({ dataDir, config, logger, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
   }
   tightenDatabaseFiles(dataDir); // after opening: a new database exists now too
 
+  const sessions = node && clusterModules ? new clusterModules[1].ClusterHost(host, node) : host;
   let server: AgentdServer;
   try {
     server = await startServer({
-      sessions: host,
+      sessions,
+      ...(cluster && { peerToken: cluster.secret }),
       host: opts.host,
       port: opts.port,
       token: auth?.token ?? null,
       serverName: `agentd/${version}`,
       logger,
-      health: () => hostHealth(host),
+      health: () => ({ ...hostHealth(host), ...(node && { node_id: node.nodeId, sessions_owned: node.sessionsOwned }) }),
       models: modelCatalog(config.models.default, resolveRoutes(config).values()),
       maxConnections: config.server.max_connections,
       maxUnauthenticated: config.server.max_unauthenticated,
@@ -149,8 +167,19 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       ...tune,
     });
   } catch (err) {
-    await host.close().catch(() => undefined);
+    await sessions.close().catch(() => undefined);
     throw new StartupError(`cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`, 1);
+  }
+  if (node && cluster) {
+    const advertise = cluster.advertiseUrl ?? server.url;
+    try {
+      node.start(host, advertise);
+    } catch (err) {
+      await sessions.close().catch(() => undefined);
+      await server.close(0);
+      throw new StartupError(`cannot join the cluster: ${(err as Error).message}`, 1);
+    }
+    logger.info({ node_id: cluster.nodeId, advertise_url: advertise }, 'joined the cluster');
   }
 
   writeDaemonInfo(dataDir, { url: server.url, pid: process.pid, auth: opts.auth, started_at: Date.now(), version });
@@ -172,7 +201,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
     let code = 0;
     server.stopAccepting();
     try {
-      await host.close(); // finishes the last commit; attached clients still get it
+      await sessions.close(); // finishes the last commit; attached clients still get it (cluster: hands the leases back)
     } catch (err) {
       logger.error({ err }, 'closing the session host failed');
       code = 1;
@@ -208,6 +237,39 @@ function tuning(): { highWaterMark?: number; pageSize?: number; helloTimeoutMs?:
     ...(pageSize !== undefined && { pageSize }),
     ...(helloTimeoutMs !== undefined && { helloTimeoutMs }),
   };
+}
+
+interface ClusterMode {
+  url: string;
+  nodeId: string;
+  advertiseUrl: string | undefined;
+  secret: string;
+  leaseMs: number;
+  heartbeatMs: number;
+}
+
+/** Cluster mode (runtime.md §14) when a PostgreSQL journal is configured: its settings, checked. */
+function clusterMode(opts: ServeOptions, config: Config): ClusterMode | null {
+  const url = opts.postgres ?? (process.env.AGENTD_POSTGRES_URL || undefined) ?? (config.journal.backend === 'postgres' ? config.journal.url : undefined);
+  if (url === undefined) return null;
+  const secretEnv = config.cluster.secret_env;
+  const secret = process.env[secretEnv];
+  if (!secret) throw new StartupError(`cluster mode needs the shared node-to-node secret in $${secretEnv} (the same on every node)`, 2);
+  const nodeId = opts.nodeId ?? config.cluster.node_id ?? (opts.port === 0 ? undefined : `${hostname()}-${opts.port}`);
+  if (nodeId === undefined) throw new StartupError('cluster mode on --port 0 needs --node-id (a node id must stay the same across restarts)', 2);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(nodeId)) throw new StartupError(`--node-id: letters, digits, . _ - (at most 63), not "${nodeId}"`, 2);
+  const advertiseUrl = opts.advertiseUrl ?? config.cluster.advertise_url;
+  if (advertiseUrl !== undefined && !/^wss?:\/\/[^\s/]+$/.test(advertiseUrl)) throw new StartupError(`--advertise-url: must be ws://HOST:PORT, not "${advertiseUrl}"`, 2);
+  return { url, nodeId, advertiseUrl, secret, leaseMs: config.cluster.lease_ms, heartbeatMs: config.cluster.heartbeat_ms };
+}
+
+async function openClusterJournal(cluster: ClusterMode): Promise<import('../journal/pg/sync.js').PgSyncJournal> {
+  const { PgSyncJournal } = await import('../journal/pg/sync.js');
+  try {
+    return PgSyncJournal.open({ url: cluster.url, nodeId: cluster.nodeId, applicationName: `agentd:${cluster.nodeId}` });
+  } catch (err) {
+    throw new StartupError(`cannot open the PostgreSQL journal: ${(err as Error).message}`, 1);
+  }
 }
 
 /** Statistics of the session host for /healthz. */

@@ -118,8 +118,26 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
       group_commit_ms: z.int().min(0).max(1000).default(2),
+      // cluster (runtime.md §14): "postgres" puts the journal in a shared PostgreSQL database
+      backend: z.enum(['sqlite', 'postgres']).default('sqlite'),
+      url: z.string().min(1).optional(),
     })
-    .prefault({}),
+    .prefault({})
+    .refine((j) => j.backend !== 'postgres' || j.url !== undefined, {
+      message: 'journal.url is required with journal.backend "postgres"',
+      path: ['url'],
+    }),
+  // cluster (runtime.md §14): this node when the journal is on PostgreSQL
+  cluster: z
+    .strictObject({
+      node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, . _ - (at most 63)').optional(),
+      advertise_url: z.string().regex(/^wss?:\/\/[^\s/]+$/, 'ws://HOST:PORT or wss://HOST:PORT').optional(),
+      secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('AGENTD_CLUSTER_SECRET'),
+      lease_ms: z.int().min(500).max(600_000).default(3000),
+      heartbeat_ms: z.int().min(100).max(60_000).default(1000),
+    })
+    .prefault({})
+    .refine((c) => c.heartbeat_ms * 2 <= c.lease_ms, { message: 'cluster.heartbeat_ms must be at most half of cluster.lease_ms', path: ['heartbeat_ms'] }),
   server: ServerSchema,
   tools: ToolsSchema,
   // tools2: MCP servers (runtime.md §12), schema in ./mcp_servers.ts

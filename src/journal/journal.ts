@@ -92,7 +92,25 @@ export interface JournalWriter {
   commitMany(writes: readonly BatchWrite[]): WriteOutcome[] | Promise<WriteOutcome[]>;
 }
 
-export class Journal implements JournalWriter {
+/**
+ * Everything the session host reads and writes through, synchronously: the SQLite
+ * `Journal`, or in cluster mode the PostgreSQL journal behind a worker thread
+ * (`pg/sync.ts`).
+ */
+export interface SessionJournal extends JournalWriter {
+  isAdmitted(sessionId: string, submissionId: string): boolean;
+  loadSession(sessionId: string): StoredSession | null;
+  loadTranscript(sessionId: string): string[];
+  unfinishedSessions(): string[];
+  listSessions(limit: number, before?: string): StoredSession[];
+  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
+  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[];
+  /** The WAL checkpoints' status (/healthz); null where there is none. */
+  checkpointStatus(): CheckpointStatus | null;
+  close(): void;
+}
+
+export class Journal implements SessionJournal {
   private readonly db: Database.Database;
   private checkpointTimer: NodeJS.Timeout | null = null;
   private commitsSinceCheckpoint = 0;

@@ -74,6 +74,18 @@ export class JournalConflictError extends JournalError {
 }
 
 /**
+ * Cluster mode: the writer's lease on the session is gone (another node took it over and
+ * bumped the epoch, or this node handed it back). Nothing was written; the writer must
+ * stop acting for the session at once (runtime.md §14, fencing).
+ */
+export class JournalFencedError extends JournalConflictError {
+  constructor(sessionId: string, head: number, message: string) {
+    super(sessionId, head, message);
+    this.name = 'JournalFencedError';
+  }
+}
+
+/**
  * The store could not be reached or dropped the connection (server down, connection
  * terminated, timeout). `outcomeUnknown` is true only when the connection was lost while
  * the transaction's COMMIT was in flight: the write may or may not have landed, so the

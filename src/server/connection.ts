@@ -36,6 +36,8 @@ export interface ConnectionOptions {
   host: SessionHostApi;
   /** Expected token; null = auth disabled. */
   token: string | null;
+  /** Cluster mode: the secret other nodes' links present instead of the client token. */
+  peerToken?: string | undefined;
   /** `server` of the welcome frame, e.g. "agentd/0.1.0". */
   serverName: string;
   logger: Logger;
@@ -269,7 +271,7 @@ export class ClientConnection implements Outlet {
   }
 
   private onHello(text: string | null): void {
-    const result = checkHello(text, this.options.token, this.creds);
+    const result = checkHello(text, this.options.token, this.creds, this.options.peerToken);
     if (!result.ok) {
       if (result.code === 'unauthorized') this.log.info({ reason: result.message }, 'client unauthorized');
       this.refuse(result.code, result.message, result.closeCode);

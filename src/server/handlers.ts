@@ -11,6 +11,7 @@ import {
   type ListSessions,
   type Submit,
 } from '../../protocol/index.js';
+import type { SubmitAnswer } from '../session/api.js';
 import type { ClientConnection } from './connection.js';
 import { modelsAnswer } from './models.js';
 import { historyPage, readHistory, sessionsPage } from './pages.js';
@@ -142,12 +143,22 @@ function submit(conn: ClientConnection, frame: Submit): void {
   const onRejected = (message: string, code: 'busy' | 'internal' = 'internal'): void =>
     later(() => conn.sendError(code, `message not admitted: ${message}`, { submission_id: submissionId }));
 
-  const result = handle.submit(frame.submission, onAdmitted, onRejected);
-  if (!result.ok) {
-    conn.sendError(result.code, result.message, { submission_id: submissionId });
-    return;
+  const answer = handle.submit(frame.submission, onAdmitted, onRejected);
+  if (answer instanceof Promise) {
+    answer.then(
+      (result) => answered(result),
+      (err: unknown) => conn.sendError('internal', `submission not queued: ${(err as Error).message}`, { submission_id: submissionId }),
+    );
+  } else {
+    answered(answer);
   }
-  conn.send({ type: 'queued', session_id: sessionId, submission_id: submissionId, ingress_seq: result.ingress_seq });
-  queuedSent = true;
-  early?.();
+  function answered(result: SubmitAnswer): void {
+    if (!result.ok) {
+      conn.sendError(result.code, result.message, { submission_id: submissionId });
+      return;
+    }
+    conn.send({ type: 'queued', session_id: sessionId, submission_id: submissionId, ingress_seq: result.ingress_seq });
+    queuedSent = true;
+    early?.();
+  }
 }

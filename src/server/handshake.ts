@@ -22,7 +22,7 @@ export type HelloResult =
  * Check the first frame. `text` is null for a binary frame. `token` null = auth disabled.
  * Order: shape (protocol error), then token (unauthorized), then version (protocol error).
  */
-export function checkHello(text: string | null, token: string | null, creds: UpgradeCredentials): HelloResult {
+export function checkHello(text: string | null, token: string | null, creds: UpgradeCredentials, peerToken?: string): HelloResult {
   const protocolError = (message: string): HelloResult => ({ ok: false, code: 'protocol', message, closeCode: CLOSE_PROTOCOL });
   if (text === null) return protocolError('the first frame must be a JSON text hello frame');
   const parsed = parseClientFrame(text);
@@ -31,7 +31,9 @@ export function checkHello(text: string | null, token: string | null, creds: Upg
     return protocolError(`the first frame must be hello (${why})`);
   }
   const hello = parsed.frame;
-  const auth = authenticate(token, creds, hello.token);
+  let auth = authenticate(token, creds, hello.token);
+  // Cluster mode: another node's link authenticates with the cluster secret instead.
+  if (!auth.ok && peerToken !== undefined && authenticate(peerToken, creds, hello.token).ok) auth = { ok: true };
   if (!auth.ok) return { ok: false, code: 'unauthorized', message: auth.message, closeCode: CLOSE_UNAUTHORIZED };
   if (hello.protocol !== PROTOCOL_VERSION) {
     return protocolError(`unsupported protocol version ${hello.protocol}; this server speaks ${PROTOCOL_VERSION}`);

@@ -31,6 +31,8 @@ export interface ServerOptions {
   port: number;
   /** Expected client token; null disables auth (loopback only — checked by the caller). */
   token: string | null;
+  /** Cluster mode: the shared secret other nodes' links authenticate with (runtime.md §14). */
+  peerToken?: string;
   /** `server` of the welcome frame, e.g. "agentd/0.1.0". */
   serverName: string;
   logger: Logger;
@@ -140,6 +142,7 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     stats,
     host: options.sessions,
     token: options.token,
+    peerToken: options.peerToken,
     serverName: options.serverName,
     logger: log,
     highWaterMark: options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK,

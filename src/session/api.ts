@@ -6,6 +6,7 @@ import type {
   AdmissionOutcome,
   CreateSessionConfig,
   EnqueueResult,
+  ErrorCode,
   SessionDescriptor,
   Submission,
 } from '../../protocol/index.js';
@@ -13,11 +14,15 @@ import type { CommittedBatch } from '../journal/journal.js';
 
 export type { CommittedBatch };
 
+/** A forwarded submission's answer (cluster mode): the owner's refusal may carry any error code. */
+export type SubmitAnswer = EnqueueResult | { ok: false; code: ErrorCode; message: string };
+
 /** A live (hydrated) session. */
 export interface SessionHandle {
   readonly id: string;
   /**
-   * Never waits: a full inbox answers busy, a stopped session stopped. For a `message`,
+   * Never waits on the session: a full inbox answers busy, a stopped session stopped. A
+   * session run by another node (cluster mode) answers once its owner has (a Promise). For a `message`,
    * `onAdmitted` is called once the message is durably committed (or was already).
    * The submission must already be validated by the protocol schema.
    */
@@ -29,7 +34,7 @@ export interface SessionHandle {
      * session's queue is full (limits.max_queued_turns), else `internal` (journal failure).
      */
     onRejected?: (message: string, code?: 'busy' | 'internal') => void,
-  ): EnqueueResult;
+  ): EnqueueResult | Promise<SubmitAnswer>;
   descriptor(): SessionDescriptor;
   /** Called synchronously after each commit, in sequence order. Returns unsubscribe. */
   subscribe(listener: (batch: CommittedBatch) => void): () => void;

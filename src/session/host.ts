@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
 import { resolveRoutes, type Config } from '../config/config.js';
 import { AgentdError } from '../errors.js';
-import { Journal } from '../journal/journal.js';
+import { Journal, type SessionJournal } from '../journal/journal.js';
 import { SharedWriter } from '../journal/writer.js';
 import { createModelClient } from '../model/registry.js';
 import type { ModelClient, ModelRoute } from '../model/types.js';
@@ -19,27 +19,16 @@ import { shellEnvPolicy, toolEnv } from '../tools/env.js';
 import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession } from './deps.js';
-import { eventEntry } from './event_fit.js';
 import type { FaultCause } from './chart_types.js';
-import { recordUnrecoverable } from './recorder.js';
 import { Session } from './session.js';
 import { createDelegateTool, DELEGATE_TOOL } from './subagent.js';
 import { HostSubagents } from './subagent_host.js';
 import { SessionToolbox } from './toolbox.js';
-import { baseTokens, modelView, viewTokens, type TranscriptItem } from './context.js';
-import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, EMPTY_CONTEXT, type SessionState } from './state.js';
+import { baseTokens } from './context.js';
+import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
 import { systemPromptFor } from './system_prompt.js';
-import { findOpenTurn } from './open_turn.js';
+import { cwdOf, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
 import { Tx } from './tx.js';
-
-/**
- * A checkpoint from before context accounting: its estimate rebuilt from the transcript
- * (bytes / 4 of the model's view; the system prompt and tools are counted at the next report).
- */
-function withRebuiltContext(state: SessionState, stored: string[]): SessionState {
-  const view = modelView(stored.map((t) => JSON.parse(t) as TranscriptItem));
-  return { ...state, context: { ...EMPTY_CONTEXT, estimated_tokens: viewTokens(view, 0), items: view.length } };
-}
 
 const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
 
@@ -49,10 +38,30 @@ export interface SessionHostOptions {
   logger?: Logger;
   /** Override the model client per route (tests, benchmarks). */
   modelClient?: (route: ModelRoute) => ModelClient;
+  /** The journal to use instead of DATA_DIR/agentd.db (cluster mode: the PostgreSQL journal). */
+  journal?: SessionJournal;
+  /** Cluster mode: who may run which session (leases). Without it every session is this host's. */
+  ownership?: SessionOwnership;
+}
+
+/**
+ * Cluster mode's side of the host (runtime.md §14): a session's actor runs only where its
+ * lease is held. The host asks before creating a session, and tells when it stops running
+ * one (evicted: the lease can go back) or lost one (fenced).
+ */
+export interface SessionOwnership {
+  /** Take the lease of a brand-new session; false: it could not be taken (creation fails). */
+  claimNew(sessionId: string): boolean;
+  /** The session's actor was evicted (quiet, nobody attached): its lease may be handed back. */
+  evicted(sessionId: string): void;
+  /** A commit found the lease gone: the actor stopped at once. */
+  fenced(sessionId: string): void;
+  /** The host is closing: every session stopped and committed its last write; the journal is still open. */
+  leaving(): void;
 }
 
 export class SessionHost implements SessionHostApi {
-  readonly journal: Journal;
+  readonly journal: SessionJournal;
   /** One writer for all sessions: their group commits share one transaction per tick. */
   readonly writer: SharedWriter;
   private readonly sessions = new Map<string, Session>();
@@ -68,11 +77,13 @@ export class SessionHost implements SessionHostApi {
 
   private constructor(private readonly options: SessionHostOptions) {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    this.journal = new Journal(join(options.dataDir, 'agentd.db'), {
-      synchronous: options.config.journal.synchronous,
-      onCheckpointBehind: (status) =>
-        options.logger?.warn({ checkpoint: status }, 'WAL checkpoints are not keeping up: the WAL keeps growing'),
-    });
+    this.journal =
+      options.journal ??
+      new Journal(join(options.dataDir, 'agentd.db'), {
+        synchronous: options.config.journal.synchronous,
+        onCheckpointBehind: (status) =>
+          options.logger?.warn({ checkpoint: status }, 'WAL checkpoints are not keeping up: the WAL keeps growing'),
+      });
     this.writer = new SharedWriter(this.journal, {
       tickMs: options.config.journal.group_commit_ms,
       onError: (err) => options.logger?.error({ err }, 'settling a committed write failed'),
@@ -94,11 +105,56 @@ export class SessionHost implements SessionHostApi {
     });
   }
 
-  /** Open the data dir's journal and recover every session with unfinished work. */
+  /**
+   * Open the data dir's journal and recover every session with unfinished work. In
+   * cluster mode nothing is recovered here: the node takes over unfinished sessions whose
+   * lease is free (`recover`).
+   */
   static open(options: SessionHostOptions): SessionHost {
     const host = new SessionHost(options);
-    host.recoverAll();
+    if (!options.ownership) host.recoverAll();
     return host;
+  }
+
+  /**
+   * Hydrate (and so recover) one session whose lease this node has just taken. Its working
+   * directory must be reachable here (shared storage, runtime.md §14): if it is not, the
+   * open turn fails with a clear error instead of running tools in the wrong place.
+   */
+  recover(sessionId: string): boolean {
+    try {
+      const stored = this.sessions.has(sessionId) ? null : this.journal.loadSession(sessionId);
+      const cwd = stored ? cwdOf(stored.checkpoint) : null;
+      if (cwd !== null && !isDirectory(cwd)) {
+        this.markRecoveryFailed(sessionId, new Error(`its working directory ${cwd} does not exist on this node (cluster mode needs every cwd at the same path on every node)`));
+        return false;
+      }
+      return this.open(sessionId) !== null;
+    } catch (err) {
+      this.options.logger?.error({ err, session_id: sessionId }, 'session recovery failed');
+      this.sessions.delete(sessionId);
+      this.markRecoveryFailed(sessionId, err as Error);
+      return false;
+    }
+  }
+
+  /** The session's actor if it runs here now (no hydration). */
+  resident(sessionId: string): Session | undefined {
+    return this.sessions.get(sessionId);
+  }
+
+  /**
+   * The lease is gone (cluster mode): stop the actor at once, committing nothing more —
+   * another node may already be writing this session.
+   */
+  fence(sessionId: string, reason: string): void {
+    const session = this.sessions.get(sessionId);
+    if (!session) return;
+    this.sessions.delete(sessionId);
+    const entry = this.evictTimers.get(sessionId);
+    if (entry) clearTimeout(entry.timer);
+    this.evictTimers.delete(sessionId);
+    session.fence(reason);
   }
 
   /** Hydrate (and so recover) each session whose checkpoint says work was left. */
@@ -123,22 +179,12 @@ export class SessionHost implements SessionHostApi {
    */
   private markRecoveryFailed(sessionId: string, error: Error): void {
     try {
-      const stored = this.journal.loadSession(sessionId);
-      if (!stored) return;
-      const now = Date.now();
-      const entries: string[] = [];
-      const open = findOpenTurn(this.journal, sessionId, stored.headSequence);
-      if (open) {
-        const failed = { code: 'recovery_failed' as const, message: `the turn could not be recovered: ${error.message}` };
-        entries.push(eventEntry({ type: 'turn_failed', error: failed }, open.submission_id, open.turn_id, now));
-      }
-      const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;
-      entries.push(eventEntry({ type: 'warning', message: why }, null, null, now));
-      recordUnrecoverable(this.journal, stored, entries);
+      recordRecoveryFailure(this.journal, sessionId, error);
     } catch (err) {
       this.options.logger?.error({ err, session_id: sessionId }, 'could not record the recovery failure');
     }
   }
+
 
   /** A new session; `child` makes it a subagent (runtime.md §13) with that id. */
   create(
@@ -185,6 +231,9 @@ export class SessionHost implements SessionHostApi {
       system_prompt_bytes: systemPrompt === null ? 0 : Buffer.byteLength(systemPrompt, 'utf8'),
     });
     // The session row and its first batch are one commit, through its Recorder.
+    if (this.options.ownership && !this.options.ownership.claimNew(state.session_id)) {
+      throw new AgentdError('internal', 'the session could not be created: its lease could not be taken');
+    }
     const session = this.hydrate(state, 0, { at: now, change: configured.toChange() });
     if (session.headSequence() < 1) {
       session.stop();
@@ -275,6 +324,7 @@ export class SessionHost implements SessionHostApi {
     for (const session of this.sessions.values()) session.stop();
     this.sessions.clear();
     this.writer.close();
+    this.options.ownership?.leaving();
     this.journal.close();
     // Stopping sent TERM to running tool processes; make sure none outlives the daemon.
     await Promise.all([this.toolset.close(), this.mcp.close()]);
@@ -321,6 +371,10 @@ export class SessionHost implements SessionHostApi {
         if (cause.code === 'internal' && !fault && !this.closed) queueMicrotask(() => this.reopenAfterFault(id));
       },
       onCommit: () => this.touch(session),
+      onFenced: () => {
+        if (this.sessions.get(id) === session) this.sessions.delete(id);
+        this.options.ownership?.fenced(id);
+      },
       ...(logger && { log: logger }),
     });
     this.sessions.set(state.session_id, session);
@@ -380,6 +434,7 @@ export class SessionHost implements SessionHostApi {
         this.evictTimers.delete(session.id);
         session.stop();
         this.sessions.delete(session.id);
+        this.options.ownership?.evicted(session.id);
       } else {
         timer.refresh();
       }

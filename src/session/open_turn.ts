@@ -1,9 +1,9 @@
 /** Reading the journal for recovery: the turn a session left open, found by scanning its batches backwards. */
 import { isTurnEnd } from '../../protocol/index.js';
-import type { Journal } from '../journal/journal.js';
+import type { SessionJournal } from '../journal/journal.js';
 
 /** The last turn_started without a terminal event after it, scanning the journal backwards. */
-export function findOpenTurn(journal: Journal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
+export function findOpenTurn(journal: SessionJournal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
   const ended = new Set<string>();
   for (let before = head + 1; before > 1; ) {
     const page = journal.readBefore(sessionId, before, 256);

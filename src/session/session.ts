@@ -8,12 +8,13 @@
  */
 import { createActor, type Actor } from 'xstate';
 import type { AdmissionOutcome, EnqueueResult, SessionDescriptor, Submission } from '../../protocol/index.js';
-import type { CommittedBatch, Journal } from '../journal/journal.js';
+import type { CommittedBatch, SessionJournal } from '../journal/journal.js';
 import type { TranscriptItem } from './context.js';
 import type { SharedWriter } from '../journal/writer.js';
 import { queueFullMessage, queueIsFull } from './admission.js';
 import type { SessionHandle } from './api.js';
 import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
+import { JournalFencedError } from '../journal/store.js';
 import { Inbox, type InboxItem } from './inbox.js';
 import type { FaultCause, SessionEvent, SubmissionFacts } from './chart_types.js';
 import { sessionMachine } from './machine.js';
@@ -24,7 +25,7 @@ import { Transcript } from './transcript.js';
 import type { Change } from './tx.js';
 
 export interface SessionOptions {
-  journal: Journal;
+  journal: SessionJournal;
   /** The host's shared writer: this session's group commits go into its tick. */
   writer?: SharedWriter;
   state: SessionState;
@@ -44,6 +45,8 @@ export interface SessionOptions {
   fault?: FaultCause | null;
   /** Called when the session stopped itself (journal failures, an actor crash). */
   onFault?: (cause: FaultCause) => void;
+  /** Cluster mode: a commit found this node's lease gone; the session stopped at once. */
+  onFenced?: () => void;
   /** Called after every commit (the host uses it to track activity); not a subscriber. */
   onCommit?: () => void;
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -200,7 +203,29 @@ export class Session implements SessionHandle {
     this.toolbox.close();
   }
 
+  /**
+   * Cluster mode: the lease is gone — another node may be writing this session. Stop at
+   * once, committing and emitting nothing more; the open turn stays in the journal for the
+   * new owner to recover.
+   */
+  fence(reason: string): void {
+    if (this.stopped) return;
+    this.recorder.discardPending(reason);
+    this.halt(null, reason);
+    try {
+      this.actor.stop();
+    } catch {
+      /* stopping a stopped actor */
+    }
+  }
+
   private commitFailed(error: Error, committed: SessionState): void {
+    if (error instanceof JournalFencedError) {
+      this.options.log?.warn({ session_id: this.id, err: error }, 'fenced: this node lost the session; stopping its actor');
+      this.fence(`session ${this.id} moved to another node (${error.message}); attach again to follow it there`);
+      this.options.onFenced?.();
+      return;
+    }
     this.failures++;
     const fatal = this.failures >= MAX_CONSECUTIVE_FAILURES;
     this.options.log?.error({ err: error, session_id: this.id, fatal }, 'journal commit failed; rolling back');
@@ -227,13 +252,13 @@ export class Session implements SessionHandle {
   }
 
   /** The session stops itself: refuse everything from now on and tell whoever listens. */
-  private halt(cause: FaultCause, reason: string): void {
+  private halt(cause: FaultCause | null, reason: string): void {
     this.stopped = true;
     for (const item of this.inbox.stop()) item.onRejected?.(reason);
     this.recorder.dispose();
     this.toolbox.close();
     for (const l of [...this.stopListeners]) l(reason);
-    this.options.onFault?.(cause);
+    if (cause) this.options.onFault?.(cause);
   }
 
   private send(event: SessionEvent): void {

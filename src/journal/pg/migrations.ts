@@ -62,6 +62,14 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX session_leases_node ON session_leases (node_id);
   `,
+  // 3: cluster settings shared by every node — the client token kept in the database
+  // (generated once by the first node when none is given).
+  `
+  CREATE TABLE cluster_settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -9,13 +9,25 @@
 import type pg from 'pg';
 import { JournalError } from '../../errors.js';
 import { committedBatch } from '../batch.js';
-import type { BatchWrite, CommittedBatch, StoredSession } from '../journal.js';
-import { JournalConflictError, type JournalStore } from '../store.js';
+import type { BatchWrite, CommittedBatch, StoredSession, WriteOutcome } from '../journal.js';
+import { JournalConflictError, JournalFencedError, type JournalStore } from '../store.js';
 import { commitFailure, isConnectionLoss, openFailure, readFailure, type CommitPhase } from './errors.js';
 import { migratePg } from './migrations.js';
 import { createPool, type PgPoolOptions } from './pool.js';
 
-export type PgStoreOptions = PgPoolOptions;
+export interface PgStoreOptions extends PgPoolOptions {
+  /** Cluster mode: every commit with batches sends `NOTIFY agentd_batches` ("SESSION SEQUENCE" of its last batch). */
+  notify?: boolean;
+}
+
+/** The channel of the commit hints (payload `session_id sequence`; the batches are read from the journal). */
+export const BATCH_CHANNEL = 'agentd_batches';
+
+/** Cluster mode: the lease a commit must still hold, checked in its transaction. */
+export interface Fence {
+  nodeId: string;
+  epoch: number;
+}
 
 /** Open the journal at `options.url`, migrating it; rejects with a typed JournalError. */
 export async function openPgStore(options: PgStoreOptions): Promise<PgJournalStore> {
@@ -33,7 +45,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<PgJournalSto
     await pool.end().catch(() => {});
     throw openFailure(redact(options.url), err);
   }
-  return new PgJournalStore(pool);
+  return new PgJournalStore(pool, options.notify ?? false);
 }
 
 /** The URL without its password, for messages. */
@@ -74,6 +86,8 @@ const SQL = {
   listBefore:
     'SELECT session_id, created_at, head_sequence, checkpoint FROM sessions WHERE ordinal < (SELECT ordinal FROM sessions WHERE session_id = $2) ORDER BY ordinal DESC LIMIT $1',
   schemaVersion: 'SELECT MAX(version) AS v FROM schema_migrations',
+  lease: 'SELECT node_id, epoch FROM session_leases WHERE session_id = $1 FOR SHARE',
+  notify: 'SELECT pg_notify($1, $2)',
 } as const;
 
 /** A named statement: prepared once per connection. */
@@ -83,19 +97,44 @@ export class PgJournalStore implements JournalStore {
   readonly backend = 'postgres' as const;
   private closed = false;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly notify = false,
+  ) {}
 
-  async commit(write: BatchWrite): Promise<CommittedBatch[]> {
+  /** The pool, for the cluster's lease statements (same connections, same timeouts). */
+  get connections(): pg.Pool {
+    return this.pool;
+  }
+
+  /**
+   * One write in one transaction. With a `fence` (cluster mode) the transaction first
+   * checks, holding the lease row's lock, that this node still holds the session's lease
+   * at that epoch: else nothing is written and it rejects with JournalFencedError.
+   */
+  async commit(write: BatchWrite, fence?: Fence): Promise<CommittedBatch[]> {
     this.assertOpen();
     const committedAt = Date.now();
     try {
-      await this.transaction(write, committedAt);
+      await this.transaction(write, committedAt, fence);
     } catch (err) {
       // A connection that died while idle in the pool fails at BEGIN: nothing was sent, try a fresh one once.
       if (!(err instanceof StaleConnection)) throw err;
-      await this.transaction(write, committedAt, true);
+      await this.transaction(write, committedAt, fence, true);
     }
     return write.batches.map((events, i) => committedBatch(write.sessionId, write.head + 1 + i, committedAt, events));
+  }
+
+  /** Many sessions' writes, each in its own transaction, concurrently on the pool; one outcome per write. */
+  async commitMany(writes: readonly BatchWrite[], fences: ReadonlyArray<Fence | undefined> = []): Promise<WriteOutcome[]> {
+    return Promise.all(
+      writes.map((w, i) =>
+        this.commit(w, fences[i]).then(
+          (batches): WriteOutcome => ({ ok: true, batches }),
+          (error: unknown): WriteOutcome => ({ ok: false, error: error instanceof JournalError ? error : commitFailure(w.sessionId, w.head, 'write', error) }),
+        ),
+      ),
+    );
   }
 
   async loadSession(sessionId: string): Promise<StoredSession | null> {
@@ -104,13 +143,22 @@ export class PgJournalStore implements JournalStore {
   }
 
   async readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]> {
-    const { rows } = await this.read<BatchRow>('readAfter', [sessionId, after, limit]);
-    return rows.map((r) => toBatch(sessionId, r));
+    return (await this.rowsAfter(sessionId, after, limit)).map(([seq, at, events]) => committedBatch(sessionId, seq, at, events));
   }
 
   async readBefore(sessionId: string, before: number, limit: number): Promise<CommittedBatch[]> {
+    return (await this.rowsBefore(sessionId, before, limit)).map(([seq, at, events]) => committedBatch(sessionId, seq, at, events));
+  }
+
+  /** readAfter's rows as [sequence, committed_at, events JSON] (no frame built: the worker of sync.ts sends these). */
+  async rowsAfter(sessionId: string, after: number, limit: number): Promise<Array<[number, number, string]>> {
+    const { rows } = await this.read<BatchRow>('readAfter', [sessionId, after, limit]);
+    return rows.map(toRow);
+  }
+
+  async rowsBefore(sessionId: string, before: number, limit: number): Promise<Array<[number, number, string]>> {
     const { rows } = await this.read<BatchRow>('readBefore', [sessionId, before, limit]);
-    return rows.reverse().map((r) => toBatch(sessionId, r));
+    return rows.reverse().map(toRow);
   }
 
   async readTranscript(sessionId: string, from = 0, limit?: number): Promise<string[]> {
@@ -153,7 +201,7 @@ export class PgJournalStore implements JournalStore {
   }
 
   /** One commit on one connection: BEGIN, head update, inserts, COMMIT; ROLLBACK on any failure. */
-  private async transaction(w: BatchWrite, committedAt: number, retried = false): Promise<void> {
+  private async transaction(w: BatchWrite, committedAt: number, fence: Fence | undefined, retried = false): Promise<void> {
     let phase: CommitPhase = 'connect';
     let client: pg.PoolClient | undefined;
     try {
@@ -162,6 +210,7 @@ export class PgJournalStore implements JournalStore {
       // READ COMMITTED whatever the server's default: a writer blocked on the row re-checks the head.
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       phase = 'write';
+      if (fence) await this.checkFence(client, w, fence);
       if (w.createdAt !== undefined) await client.query(named('insertSession', [w.sessionId, w.createdAt, w.checkpoint]));
       const head = w.head + w.batches.length;
       const updated = await client.query(named('updateSession', [head, committedAt, w.unfinished, w.checkpoint, w.sessionId, w.head]));
@@ -169,6 +218,8 @@ export class PgJournalStore implements JournalStore {
       if (w.batches.length > 0) await client.query(named('insertBatches', [w.sessionId, w.head, committedAt, w.batches]));
       if (w.transcript.length > 0) await client.query(named('insertTranscript', [w.sessionId, w.transcriptFrom, w.transcript]));
       if (w.admissions.length > 0) await client.query(named('insertAdmissions', [w.sessionId, head, w.admissions]));
+      // Delivered to listeners when (and only if) the transaction commits.
+      if (this.notify && w.batches.length > 0) await client.query(named('notify', [BATCH_CHANNEL, `${w.sessionId} ${head}`]));
       phase = 'commit';
       await client.query('COMMIT');
       client.release();
@@ -180,6 +231,15 @@ export class PgJournalStore implements JournalStore {
       if (lost && phase === 'begin' && !retried) throw new StaleConnection();
       throw commitFailure(w.sessionId, w.head, phase, err);
     }
+  }
+
+  /** The lease row, locked FOR SHARE until the commit ends: a takeover (which updates it) waits for this commit, or this commit sees its epoch. */
+  private async checkFence(client: pg.PoolClient, w: BatchWrite, fence: Fence): Promise<void> {
+    const { rows } = await client.query<{ node_id: string; epoch: string }>(named('lease', [w.sessionId]));
+    const lease = rows[0];
+    if (lease && lease.node_id === fence.nodeId && Number(lease.epoch) === fence.epoch) return;
+    const now = lease ? `node ${lease.node_id} holds it at epoch ${lease.epoch}` : 'nobody holds it';
+    throw new JournalFencedError(w.sessionId, w.head, `session ${w.sessionId}: this node's lease (epoch ${fence.epoch}) is gone: ${now}`);
   }
 
   /** Why the head update matched no row: the session is missing, or its head moved. */
@@ -220,6 +280,6 @@ function toStored(row: SessionRow): StoredSession {
   };
 }
 
-function toBatch(sessionId: string, row: BatchRow): CommittedBatch {
-  return committedBatch(sessionId, Number(row.sequence), Number(row.committed_at), row.events);
+function toRow(row: BatchRow): [number, number, string] {
+  return [Number(row.sequence), Number(row.committed_at), row.events];
 }

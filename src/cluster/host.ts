@@ -1,0 +1,54 @@
+/**
+ * ClusterHost: the session API of a cluster node (what the server programs against, as
+ * on one machine). Sessions this node runs are the SessionHost's; any other session is a
+ * RemoteSession fed from the shared journal. Opening a session nobody holds takes it
+ * (runtime.md §14: "a session nobody owns is taken by the node that needs it").
+ */
+import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
+import type { CommittedBatch, ListOptions, SessionHandle, SessionHostApi } from '../session/api.js';
+import type { SessionHost } from '../session/host.js';
+import type { ClusterNode } from './node.js';
+
+export class ClusterHost implements SessionHostApi {
+  constructor(
+    readonly host: SessionHost,
+    readonly node: ClusterNode,
+  ) {}
+
+  create(config: CreateSessionConfig): SessionDescriptor {
+    return this.host.create(config);
+  }
+
+  list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {
+    return this.host.list(options);
+  }
+
+  open(sessionId: string): SessionHandle | null {
+    const { journal } = this.node;
+    const local = this.host.resident(sessionId);
+    if (local && journal.holds(sessionId)) return this.host.open(sessionId);
+    const stored = journal.loadSession(sessionId);
+    if (!stored) return null;
+    const owner = journal.owner(sessionId);
+    if ((!owner || !owner.live || owner.nodeId === this.node.nodeId) && this.node.take(sessionId)) {
+      const taken = this.host.resident(sessionId);
+      if (taken) return taken;
+    }
+    return this.node.remote(sessionId, stored.headSequence);
+  }
+
+  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[] {
+    return this.host.readAfter(sessionId, after, limit);
+  }
+
+  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[] {
+    return this.host.readBefore(sessionId, before, limit);
+  }
+
+  /** Commit what is pending, hand every lease back at once, leave the cluster. */
+  async close(): Promise<void> {
+    await this.node.close();
+    // Stops each session (its last commit), then hands the leases back (node.leaving), then closes the journal.
+    await this.host.close();
+  }
+}

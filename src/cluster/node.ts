@@ -1,0 +1,292 @@
+/**
+ * ClusterNode: one node of a cluster on one PostgreSQL (runtime.md §14). It heartbeats
+ * and renews its leases every `heartbeat_ms`; stops a session's actor the moment its lease
+ * is found gone (fenced), and all of them when it cannot reach the database for long
+ * enough that its leases may expire elsewhere; takes over unfinished sessions nobody
+ * holds (spread over the live nodes by a hash of the session id); listens for commit
+ * hints to feed its RemoteSessions; and routes submissions: run here when this node
+ * holds (or can take) the lease, else forward to the owner, holding while the owner is
+ * dead and its lease not yet expired.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AdmissionOutcome, Submission } from '../../protocol/index.js';
+import { HintListener } from '../journal/pg/listen.js';
+import type { PgSyncJournal } from '../journal/pg/sync.js';
+import type { SubmitAnswer } from '../session/api.js';
+import type { SessionHost, SessionOwnership } from '../session/host.js';
+import { PeerLinks, PeerUnavailableError } from './peer.js';
+import { RemoteSession } from './remote.js';
+
+export interface ClusterSettings {
+  nodeId: string;
+  leaseMs: number;
+  heartbeatMs: number;
+  /** The secret other nodes' links present (and this node's links send). */
+  secret: string;
+  /** For the LISTEN connection. */
+  url: string;
+  /** How long a submission is held while its session has no live owner (default 30 s). */
+  holdMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+export class ClusterNode implements SessionOwnership {
+  private host: SessionHost | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly listener: HintListener;
+  private readonly peers: PeerLinks;
+  private readonly remotes = new Map<string, RemoteSession>();
+  /** When each orphan was first seen unclaimed (after a while any node takes it, not just its hashed one). */
+  private readonly orphanSeen = new Map<string, number>();
+  /** Monotonic time of the last heartbeat that reached the database (its start). */
+  private lastBeatOk = performance.now();
+  private stopped = false;
+  private scanSoon: NodeJS.Immediate | null = null;
+
+  constructor(
+    readonly journal: PgSyncJournal,
+    private readonly settings: ClusterSettings,
+    private readonly log?: Logger,
+  ) {
+    this.listener = new HintListener({
+      url: settings.url,
+      applicationName: `agentd:${settings.nodeId}:listen`,
+      onBatch: (id, seq) => this.remotes.get(id)?.hint(seq),
+      onLeases: () => this.requestScan(),
+      onConnected: () => {
+        for (const r of this.remotes.values()) r.hint();
+        this.requestScan();
+      },
+      onLost: (err) => log?.warn({ err: err.message }, 'cluster LISTEN connection lost; reconnecting'),
+    });
+    this.peers = new PeerLinks(settings.secret, settings.nodeId);
+  }
+
+  get nodeId(): string {
+    return this.settings.nodeId;
+  }
+
+  get sessionsOwned(): number {
+    return this.journal.leaseCount;
+  }
+
+  /** Join the cluster: register at `advertiseUrl`, heartbeat, listen, take over orphans. */
+  start(host: SessionHost, advertiseUrl: string): void {
+    this.host = host;
+    this.journal.register(advertiseUrl);
+    this.lastBeatOk = performance.now();
+    this.listener.start();
+    this.timer = setInterval(() => this.beat(), this.settings.heartbeatMs);
+    this.timer.unref();
+    this.scan();
+  }
+
+  // ---- SessionOwnership (called by the host) ----------------------------------------------
+
+  claimNew(sessionId: string): boolean {
+    return this.journal.claim(sessionId, this.settings.leaseMs);
+  }
+
+  evicted(sessionId: string): void {
+    try {
+      this.journal.release([sessionId]);
+    } catch (err) {
+      this.journal.forget(sessionId);
+      this.log?.warn({ err, session_id: sessionId }, 'could not hand back the lease of an evicted session (it expires)');
+    }
+  }
+
+  fenced(sessionId: string): void {
+    this.journal.forget(sessionId);
+  }
+
+  // ---- heartbeats, fencing, takeover ---------------------------------------------------------
+
+  private beat(): void {
+    if (this.stopped || !this.host) return;
+    const started = performance.now();
+    let lost: string[];
+    try {
+      lost = this.journal.heartbeat(this.settings.leaseMs);
+      this.lastBeatOk = started;
+    } catch (err) {
+      const silent = performance.now() - this.lastBeatOk;
+      this.log?.warn({ err: (err as Error).message, silent_ms: Math.round(silent) }, 'cluster heartbeat failed');
+      // Stop acting before the leases can expire elsewhere (one heartbeat of margin).
+      if (silent >= this.settings.leaseMs - this.settings.heartbeatMs && this.journal.leaseCount > 0) {
+        const ids = this.journal.forgetAll();
+        this.log?.error({ sessions: ids.length }, 'cannot reach the database: giving up every lease');
+        for (const id of ids) this.host.fence(id, `this node lost its database connection; session ${id} continues on another node`);
+      }
+      return;
+    }
+    for (const id of lost) {
+      this.log?.warn({ session_id: id }, 'lease lost: stopping the session here');
+      this.host.fence(id, `session ${id} moved to another node; attach again to follow it there`);
+    }
+    this.scan();
+  }
+
+  private requestScan(): void {
+    if (this.scanSoon || this.stopped) return;
+    this.scanSoon = setImmediate(() => {
+      this.scanSoon = null;
+      this.scan();
+    });
+  }
+
+  /** Take over unfinished sessions nobody holds: each live node its hashed share; any node those left waiting too long. */
+  private scan(): void {
+    if (this.stopped || !this.host) return;
+    let found: { sessions: string[]; liveNodes: string[] };
+    try {
+      found = this.journal.orphans(this.settings.leaseMs);
+    } catch (err) {
+      this.log?.warn({ err: (err as Error).message }, 'cluster takeover scan failed');
+      return;
+    }
+    const now = performance.now();
+    const live = found.liveNodes.includes(this.nodeId) ? found.liveNodes : [...found.liveNodes, this.nodeId].sort();
+    const seen = new Map<string, number>();
+    for (const id of found.sessions) {
+      const first = this.orphanSeen.get(id) ?? now;
+      seen.set(id, first);
+      const mine = live[shard(id, live.length)] === this.nodeId;
+      if (!mine && now - first < 2 * this.settings.heartbeatMs) continue;
+      this.take(id);
+    }
+    this.orphanSeen.clear();
+    for (const [id, t] of seen) if (!this.host.resident(id)) this.orphanSeen.set(id, t);
+  }
+
+  /** Claim and hydrate (recover) a session; false when another node holds it. */
+  take(sessionId: string): boolean {
+    if (!this.host || this.stopped) return false;
+    if (this.host.resident(sessionId)) {
+      if (this.journal.holds(sessionId)) return true;
+      // An actor left from a lease this node no longer holds: its state may be stale. Start afresh.
+      this.host.fence(sessionId, `session ${sessionId} is restarting from the journal`);
+    }
+    let claimed: boolean;
+    try {
+      claimed = this.journal.claim(sessionId, this.settings.leaseMs);
+    } catch (err) {
+      this.log?.warn({ err: (err as Error).message, session_id: sessionId }, 'could not claim a session');
+      return false;
+    }
+    if (!claimed) return false;
+    this.log?.info({ session_id: sessionId }, 'took over session');
+    this.host.recover(sessionId);
+    return true;
+  }
+
+  // ---- sessions owned elsewhere ----------------------------------------------------------------
+
+  /** The handle of a session another node runs (one per session while watched). */
+  remote(sessionId: string, head: number): RemoteSession {
+    let r = this.remotes.get(sessionId);
+    if (!r) {
+      r = new RemoteSession(sessionId, head, {
+        journal: this.journal,
+        route: (id, sub, onAdmitted, onRejected) => this.route(id, sub, onAdmitted, onRejected),
+        idle: (s) => {
+          if (this.remotes.get(s.id) === s) this.remotes.delete(s.id);
+        },
+        onError: (err) => this.log?.error({ err, session_id: sessionId }, 'reading a remote session failed'),
+      });
+      this.remotes.set(sessionId, r);
+    }
+    return r;
+  }
+
+  /**
+   * Run a submission where the session runs: here if this node holds or can take its
+   * lease, else on its owner over a peer link. While the owner is dead (lease not yet
+   * expired, link refused) the submission is held and retried, not refused.
+   */
+  async route(
+    sessionId: string,
+    submission: Submission,
+    onAdmitted?: (outcome: AdmissionOutcome) => void,
+    onRejected?: (message: string, code?: 'busy' | 'internal') => void,
+  ): Promise<SubmitAnswer> {
+    const deadline = performance.now() + (this.settings.holdMs ?? 30_000);
+    let wait = 50;
+    for (;;) {
+      if (this.stopped || !this.host) return { ok: false, code: 'stopped', message: 'this node is shutting down' };
+      const local = this.host.resident(sessionId);
+      if (local && this.journal.holds(sessionId)) return local.submit(submission, onAdmitted, onRejected);
+      let owner;
+      try {
+        owner = this.journal.owner(sessionId);
+      } catch (err) {
+        owner = undefined;
+        this.log?.warn({ err: (err as Error).message }, 'lease lookup failed; holding the submission');
+      }
+      if (owner !== undefined) {
+        if (!owner || !owner.live || owner.nodeId === this.nodeId) {
+          if (this.take(sessionId)) {
+            const here = this.host.resident(sessionId);
+            if (here) return here.submit(submission, onAdmitted, onRejected);
+          }
+        } else {
+          try {
+            return await this.peers.forward(owner.advertiseUrl, sessionId, submission, {
+              onAdmitted: (o) => onAdmitted?.(o),
+              onRejected: (m, c) => onRejected?.(m, c),
+              // The owner died between queued and admitted: ask whoever runs the session now.
+              // A message is admitted once (its id), so asking again cannot admit it twice.
+              onLost: () => void this.again(sessionId, submission, onAdmitted, onRejected),
+            });
+          } catch (err) {
+            if (!(err instanceof PeerUnavailableError)) throw err;
+            this.log?.debug({ err: err.message, owner: owner.nodeId }, 'owner unreachable; holding the submission');
+          }
+        }
+      }
+      if (performance.now() > deadline) {
+        return { ok: false, code: 'stopped', message: `session ${sessionId} has no reachable owner; try again` };
+      }
+      await sleep(wait);
+      wait = Math.min(500, wait * 2);
+    }
+  }
+
+  private async again(
+    sessionId: string,
+    submission: Submission,
+    onAdmitted?: (outcome: AdmissionOutcome) => void,
+    onRejected?: (message: string, code?: 'busy' | 'internal') => void,
+  ): Promise<void> {
+    if (submission.op.type !== 'message') return;
+    const answer = await this.route(sessionId, submission, onAdmitted, onRejected).catch((err: Error) => ({ ok: false as const, message: err.message }));
+    if (!answer.ok) onRejected?.(answer.message, 'internal');
+  }
+
+  /** Leave: stop heartbeats and links, hand every lease back (after the host committed its last writes). */
+  async close(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.scanSoon) clearImmediate(this.scanSoon);
+    this.peers.close();
+    await this.listener.close();
+  }
+
+  /** SIGTERM (the host is closing): the leases go back at once and the node is marked stopped (others take over now). */
+  leaving(): void {
+    try {
+      this.journal.release([], true);
+    } catch (err) {
+      this.log?.warn({ err: (err as Error).message }, 'could not hand the leases back (they expire)');
+    }
+  }
+}
+
+/** The live node (index into the sorted list) that should take a session first. */
+function shard(sessionId: string, nodes: number): number {
+  if (nodes <= 1) return 0;
+  return createHash('sha1').update(sessionId).digest().readUInt32BE(0) % nodes;
+}
