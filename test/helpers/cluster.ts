@@ -17,7 +17,10 @@
  *
  * Only what the cluster contract promises is used: the serve flags, `/healthz` (`node_id`,
  * `sessions_owned`), `agentd cluster status --json`, the application_name
- * `agentd:<node_id>` of a node's PostgreSQL connections, and the client protocol.
+ * `agentd:<node_id>` of a node's PostgreSQL connections, and the client protocol. Each
+ * node connects as its own (superuser) role, so that a partition can be made real: the
+ * role refused logins and its backends terminated (terminating alone is not a partition:
+ * the pool reconnects at once).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -105,8 +108,10 @@ export interface ClusterNode {
 
 export interface Cluster {
   readonly pg: PostgresServer;
-  /** The cluster's database URL (`--postgres`). */
+  /** The cluster's database URL as the superuser (what `agentd cluster status` is given). */
   readonly url: string;
+  /** The database URL node `id` is started with (its own role). */
+  nodeUrl(id: string): string;
   readonly database: string;
   readonly secret: string;
   readonly token: string;
@@ -124,13 +129,14 @@ export interface Cluster {
   owned(): Promise<Record<string, number>>;
   /** Wait until `pred(owned())` holds; returns that map. */
   waitOwned(pred: (owned: Record<string, number>) => boolean, timeoutMs?: number, what?: string): Promise<Record<string, number>>;
-  /** Terminate every PostgreSQL backend of node `id` once (application_name `agentd:<id>`); returns how many. */
+  /** Terminate every PostgreSQL backend of node `id` once (application_name `agentd:<id>[:…]`); returns how many. */
   terminateBackends(id: string): Promise<number>;
   /**
-   * Cut node `id` off the database for `ms`: terminate its backends every `everyMs` (default
-   * 50) until then. Returns how many backends were terminated in all.
+   * Cut node `id` off the database for `ms`: its role refused new connections (unless
+   * `block: false`) and its backends terminated every `everyMs` (default 50) until then;
+   * then let it in again. Returns how many backends were terminated in all.
    */
-  partition(id: string, ms: number, everyMs?: number): Promise<number>;
+  partition(id: string, ms: number, options?: { everyMs?: number; block?: boolean }): Promise<number>;
   /** kill -9 every node, close every client, remove the data dirs. */
   close(): Promise<void>;
   /** Every node's logs, labelled. */
@@ -151,6 +157,14 @@ function nodeIds(nodes: ClusterOptions['nodes']): string[] {
 export async function startCluster(server: PostgresServer, options: ClusterOptions = {}): Promise<Cluster> {
   const url = await server.createDatabase();
   const database = new URL(url).pathname.slice(1);
+  const ids = nodeIds(options.nodes);
+  const roleOf = (id: string) => `${database}_${id}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  for (const id of ids) await server.admin(`CREATE ROLE "${roleOf(id)}" LOGIN SUPERUSER`);
+  const nodeUrl = (id: string) => {
+    const u = new URL(url);
+    u.username = roleOf(id);
+    return u.toString();
+  };
   const secret = randomBytes(24).toString('hex');
   const token = randomBytes(16).toString('hex');
   const clients: TestClient[] = [];
@@ -205,7 +219,7 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
           dataDir,
           config,
           token,
-          args: ['--postgres', url, '--node-id', id],
+          args: ['--postgres', nodeUrl(id), '--node-id', id],
           env: { AGENTD_CLUSTER_SECRET: secret, AGENTD_POSTGRES_URL: undefined, ...options.env },
           ...(options.logLevel && { logLevel: options.logLevel }),
         });
@@ -223,22 +237,26 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
     return node;
   };
 
-  const nodes = nodeIds(options.nodes).map(makeNode);
+  const nodes = ids.map(makeNode);
   const node = (id: string) => {
     const n = nodes.find((x) => x.id === id);
     if (!n) throw new Error(`no node ${id}`);
     return n;
   };
+  /** Why the latest owned() left a node out. */
+  let ownedErrors: Record<string, string> = {};
   const owned = async () => {
     const out: Record<string, number> = {};
+    ownedErrors = {};
     await Promise.all(
       nodes
         .filter((n) => n.up)
         .map(async (n) => {
           try {
             out[n.id] = (await n.healthz()).sessions_owned;
-          } catch {
-            // Died between the check and the request.
+          } catch (err) {
+            // Died between the check and the request, or not answering.
+            ownedErrors[n.id] = `${(err as Error).message} ${String((err as Error).cause ?? '')}`.trim();
           }
         }),
     );
@@ -251,7 +269,8 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
   };
   const terminateBackends = async (id: string) => {
     const { rows } = await server.admin<{ n: string }>(
-      'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
+      'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity ' +
+        "WHERE datname = $1 AND (application_name = $2 OR application_name LIKE $2 || ':%')",
       [database, `agentd:${id}`],
     );
     return Number(rows[0]?.n ?? 0);
@@ -260,6 +279,7 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
   const cluster: Cluster = {
     pg: server,
     url,
+    nodeUrl,
     database,
     secret,
     token,
@@ -283,27 +303,33 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
       for (;;) {
         last = await owned();
         if (pred(last)) return last;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; sessions_owned now ${JSON.stringify(last)}`);
+        if (Date.now() > deadline) {
+          throw new Error(`timed out waiting for ${what}; sessions_owned now ${JSON.stringify(last)}; /healthz failures ${JSON.stringify(ownedErrors)}`);
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
     },
     terminateBackends,
-    async partition(id, ms, everyMs = 50) {
+    async partition(id, ms, { everyMs = 50, block = true } = {}) {
       // One admin connection for the whole loop (a connection per round would be slow).
       const admin = new pg.Client({ connectionString: server.url() });
       await admin.connect();
+      const role = roleOf(id);
       let total = 0;
       try {
+        if (block) await admin.query(`ALTER ROLE "${role}" NOLOGIN`);
         const until = Date.now() + ms;
         while (Date.now() < until) {
           const { rows } = await admin.query<{ n: string }>(
-            'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
-            [database, `agentd:${id}`],
+            'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity ' +
+              "WHERE datname = $1 AND (usename = $3 OR application_name = $2 OR application_name LIKE $2 || ':%')",
+            [database, `agentd:${id}`, role],
           );
           total += Number(rows[0]?.n ?? 0);
           await new Promise((r) => setTimeout(r, everyMs));
         }
       } finally {
+        if (block) await admin.query(`ALTER ROLE "${role}" LOGIN`).catch(() => undefined);
         await admin.end();
       }
       return total;
