@@ -134,9 +134,11 @@ async function threeWatchers(cl: Cluster, creator: ClusterNode, config: Record<s
   return { s, cwd, head, client: (id: string) => byNode.get(id)!, log: (id: string) => logs.get(id)!, logs: () => [...logs.values()] };
 }
 
+/** Run a test body; on failure add the database's backends and every node's logs to the error. */
 function withLogs(cl: Cluster, fn: () => Promise<void>): Promise<void> {
-  return fn().catch((err: Error) => {
-    err.message += `\n--- node logs ---\n${cl.logs().slice(-20_000)}`;
+  return fn().catch(async (err: Error) => {
+    const activity = await cl.activity().catch((e: Error) => `(could not read pg_stat_activity: ${e.message})`);
+    err.message += `\n--- pg_stat_activity ---\n${activity}\n--- node logs ---\n${cl.logs().slice(-20_000)}`;
     throw err;
   });
 }

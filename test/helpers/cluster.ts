@@ -137,6 +137,8 @@ export interface Cluster {
    * then let it in again. Returns how many backends were terminated in all.
    */
   partition(id: string, ms: number, options?: { everyMs?: number; block?: boolean }): Promise<number>;
+  /** The database's backends now (who, state, waiting on what, running what), for failure messages. */
+  activity(): Promise<string>;
   /** kill -9 every node, close every client, remove the data dirs. */
   close(): Promise<void>;
   /** Every node's logs, labelled. */
@@ -310,6 +312,15 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
       }
     },
     terminateBackends,
+    async activity() {
+      const { rows } = await server.admin(
+        "SELECT pid, usename, application_name AS app, state, wait_event_type || ':' || wait_event AS waiting, " +
+          'round(extract(epoch FROM now() - xact_start) * 1000) AS xact_ms, round(extract(epoch FROM now() - query_start) * 1000) AS query_ms, ' +
+          'pg_blocking_pids(pid) AS blocked_by, left(query, 120) AS query FROM pg_stat_activity WHERE datname = $1 ORDER BY application_name',
+        [database],
+      );
+      return rows.map((r) => JSON.stringify(r)).join('\n');
+    },
     async partition(id, ms, { everyMs = 50, block = true } = {}) {
       // One admin connection for the whole loop (a connection per round would be slow).
       const admin = new pg.Client({ connectionString: server.url() });
