@@ -17,6 +17,7 @@ import type { SubmitAnswer } from '../session/api.js';
 import type { SessionHost, SessionOwnership } from '../session/host.js';
 import { PeerLinks, PeerUnavailableError } from './peer.js';
 import { RemoteSession } from './remote.js';
+import { CHILD_SESSION_PREFIX } from '../session/subagent.js';
 
 export interface ClusterSettings {
   nodeId: string;
@@ -89,6 +90,10 @@ export class ClusterNode implements SessionOwnership {
     return this.journal.claim(sessionId, this.settings.leaseMs);
   }
 
+  acquire(sessionId: string): boolean {
+    return this.journal.holds(sessionId) || this.journal.claim(sessionId, this.settings.leaseMs);
+  }
+
   evicted(sessionId: string): void {
     try {
       this.journal.release([sessionId]);
@@ -153,8 +158,12 @@ export class ClusterNode implements SessionOwnership {
     for (const id of found.sessions) {
       const first = this.orphanSeen.get(id) ?? now;
       seen.set(id, first);
+      // A subagent's child is left a while to whichever node takes its parent (the parent's
+      // recovery hydrates it there); then, like any orphan, to its hashed node, then to anyone.
+      const grace = id.startsWith(CHILD_SESSION_PREFIX) ? 3 * this.settings.heartbeatMs : 0;
+      const waited = now - first;
       const mine = live[shard(id, live.length)] === this.nodeId;
-      if (!mine && now - first < 2 * this.settings.heartbeatMs) continue;
+      if (waited < grace || (!mine && waited < grace + 2 * this.settings.heartbeatMs)) continue;
       this.take(id);
     }
     this.orphanSeen.clear();

@@ -52,6 +52,8 @@ export interface SessionHostOptions {
 export interface SessionOwnership {
   /** Take the lease of a brand-new session; false: it could not be taken (creation fails). */
   claimNew(sessionId: string): boolean;
+  /** Hold the lease of a stored session about to be hydrated here (held already, or taken now); false: a live node runs it. */
+  acquire(sessionId: string): boolean;
   /** The session's actor was evicted (quiet, nobody attached): its lease may be handed back. */
   evicted(sessionId: string): void;
   /** A commit found the lease gone: the actor stopped at once. */
@@ -282,6 +284,10 @@ export class SessionHost implements SessionHostApi {
     }
     const stored = this.journal.loadSession(sessionId);
     if (!stored) return null;
+    // Cluster mode: hydrate only under this node's lease (a subagent's child, say, may run elsewhere).
+    if (this.options.ownership && !this.options.ownership.acquire(sessionId)) {
+      throw new AgentdError('internal', `session ${sessionId} runs on another node`);
+    }
     let state: SessionState;
     try {
       state = parseCheckpoint(stored.checkpoint);

@@ -48,9 +48,12 @@ export interface SubagentPort {
 }
 
 /** A deterministic identifier for (parent session, call): the child's id and its message id. */
+/** Every subagent child's session id starts with this. */
+export const CHILD_SESSION_PREFIX = 's_sub_';
+
 export function childIds(parentSessionId: string, callId: string): { child_session_id: string; submission_id: string } {
   const digest = createHash('sha256').update(`${parentSessionId}\0${callId}`).digest('hex').slice(0, 20);
-  return { child_session_id: `s_sub_${digest}`, submission_id: `delegate_${digest}` };
+  return { child_session_id: `${CHILD_SESSION_PREFIX}${digest}`, submission_id: `delegate_${digest}` };
 }
 
 /** The result the parent's call gets for a child's outcome. */
