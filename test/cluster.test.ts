@@ -9,8 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { Frame, TestClient } from './helpers/client.js';
-import { tempDataDir } from './helpers/daemon.js';
+import { connect, type Frame, type TestClient } from './helpers/client.js';
+import { startDaemon, tempDataDir } from './helpers/daemon.js';
 import {
   havePostgres,
   healthz,
@@ -496,6 +496,29 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
       const text = await cl.statusText();
       for (const node of [a, b, c]) expect(text).toContain(node.id);
       expect(text).toContain(a.url);
+
+      // The other ways in: the config file's journal and cluster parts, or $AGENTD_POSTGRES_URL.
+      const env = { AGENTD_CLUSTER_SECRET: cl.secret };
+      const d = await startDaemon({
+        dataDir: workDir(),
+        token: cl.token,
+        env,
+        config: { approval_policy: 'auto', journal: { backend: 'postgres', url: cl.url }, cluster: { node_id: 'd' } },
+      });
+      const e = await startDaemon({ dataDir: workDir(), token: cl.token, env: { ...env, AGENTD_POSTGRES_URL: cl.url }, args: ['--node-id', 'e'] });
+      try {
+        expect((await d.healthz()).node_id).toBe('d');
+        expect((await e.healthz()).node_id).toBe('e');
+        const cd = await connect(d);
+        const listed = await cd.ok({ type: 'list_sessions' });
+        await cd.close();
+        expect((listed.sessions as unknown[]).length).toBe(3);
+        expect((await cl.status()).map((x) => x.node_id).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+      } finally {
+        expect(await d.stop()).toBe(0);
+        expect(await e.stop()).toBe(0);
+      }
+      expect((await cl.status()).filter((x) => x.stopped).map((x) => x.node_id).sort()).toEqual(['d', 'e']);
 
       // SIGTERM: stopped at once. kill -9: dead once silent for lease_ms.
       await c.stop('SIGTERM');
