@@ -202,6 +202,33 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
         if (id !== 'a') expect(percentile(l, 99)).toBeLessThan(1000);
       }
       console.log(`[cluster] live delivery latency (arrival − committed_at): ${report.join(' · ')}`);
+
+      // history on a node that does not own the session: the same batches.
+      const page = await w.client('c').ok({ type: 'history', session_id: s, before_sequence: head + 1, limit: 20 });
+      expect((page.batches as Frame[]).map((b) => b.sequence)).toEqual([...Array(20).keys()].map((i) => head - 19 + i));
+      for (const b of page.batches as Frame[]) expect(b).toEqual(JSON.parse(w.log('a').raw.get(s)!.get(b.sequence as number)!));
+
+      // An interrupt sent on B reaches the turn running on A.
+      const cc = w.client('c');
+      await cc.submitMessage(s, '!sleep 5000', 'to-interrupt');
+      const started = await cb.waitForEvent(s, (m, e) => m.type === 'turn_started' && e.submission_id === 'to-interrupt');
+      await cb.waitForEvent(s, (m, e) => m.type === 'agent_message_delta' && e.turn_id === started.turn_id);
+      // A client attaching on C mid-turn after some sequence: the rest, then live, no gap.
+      const late = await cl.connect(c!);
+      const lateLog = recordBatches(late);
+      const from = head - 5;
+      await late.attach(s, { after_sequence: from });
+      const sentAt = Date.now();
+      expect((await cb.submit(s, 'stop-it', { type: 'interrupt', turn_id: started.turn_id })).type).toBe('queued');
+      // (The turn's end carries the interrupt's submission id.)
+      const endOf = (m: Frame, e: Frame) => TERMINAL.includes(m.type) && e.turn_id === started.turn_id;
+      const ended = await cc.waitForEvent(s, endOf, 10_000);
+      console.log(`[cluster] interrupt sent on b, owner a: turn ended ${Date.now() - sentAt} ms later`);
+      expect(ended).toMatchObject({ type: 'turn_interrupted', reason: 'interrupted' });
+      await late.waitForEvent(s, endOf, 10_000);
+      const lateSeqs = late.batches(s).map((b) => b.sequence as number);
+      expect(lateSeqs).toEqual(lateSeqs.map((_, i) => from + 1 + i));
+      expectSameBytes([...w.logs(), lateLog], s);
       expect(await cl.owned()).toEqual({ a: 1, b: 0, c: 0 });
     });
   }, 60_000);
@@ -331,6 +358,38 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
       expect(deltasOfLastAttempt(events, turnId)).toBe('slept');
       // Nothing after the turn ended (a stale writer flushing late would show up here).
       expect(events[events.length - 1]!.msg.type).toBe('turn_complete');
+    });
+  }, 60_000);
+
+  test('an owner whose PostgreSQL backends are terminated over and over (it reconnects each time) keeps one writer and a sound journal; the session works afterwards', async () => {
+    const cl = await startCluster(pg(), { config: { approval_policy: 'auto' } });
+    await withLogs(cl, async () => {
+      const a = cl.node('a');
+      const w = await threeWatchers(cl, a, { approval_policy: 'auto' });
+      const s = w.s;
+      const cb = w.client('b');
+      await w.client('a').submitMessage(s, '!sleep 3000', 'long');
+      await cb.submitMessage(s, 'behind', 'behind');
+      await cb.waitForEvent(s, (m) => m.type === 'agent_message_delta');
+      const terminated = await cl.partition('a', LEASE_MS + 2000, { block: false, everyMs: 100 });
+      await cb.waitTurnEnd(s, 'behind', 30_000);
+      await cb.submitMessage(s, 'after the storm', 'after');
+      const after = await cb.waitTurnEnd(s, 'after', 20_000);
+      const owned = await cl.owned();
+      console.log(`[cluster] a's backends terminated ${terminated} times; then sessions_owned ${JSON.stringify(owned)}`);
+      expect(after).toMatchObject({ type: 'turn_complete', last_message: 'echo: after the storm' });
+      expect(Object.values(owned).reduce((x, y) => x + y, 0)).toBe(1);
+      const fresh = await cl.connect(cl.node('c'));
+      const freshLog = recordBatches(fresh);
+      const events = checkJournal(await settle(fresh, s));
+      checkJournal(cb.batches(s));
+      expect(fresh.batches(s).length).toBe(cb.batches(s).length);
+      expectSameBytes([...w.logs(), freshLog], s);
+      const users = events.filter((e) => e.msg.type === 'user_message').map((e) => e.submission_id);
+      expect(users).toEqual(['long', 'behind', 'after']);
+      const ends = events.filter((e) => TERMINAL.includes(e.msg.type));
+      console.log(`[cluster] turns ended: ${ends.map((e) => `${e.submission_id}:${e.msg.type}`).join(' ')}`);
+      expect(ends.map((e) => e.submission_id)).toEqual(['long', 'behind', 'after']);
     });
   }, 60_000);
 
