@@ -388,7 +388,9 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
       const users = events.filter((e) => e.msg.type === 'user_message').map((e) => e.submission_id);
       expect(users).toEqual(['long', 'behind', 'after']);
       const ends = events.filter((e) => TERMINAL.includes(e.msg.type));
-      console.log(`[cluster] turns ended: ${ends.map((e) => `${e.submission_id}:${e.msg.type}`).join(' ')}`);
+      console.log(
+        `[cluster] turns ended: ${ends.map((e) => `${e.submission_id}:${e.msg.type}${e.msg.error ? ` (${e.msg.error.code}: ${e.msg.error.message})` : ''}`).join(' ')}`,
+      );
       expect(ends.map((e) => e.submission_id)).toEqual(['long', 'behind', 'after']);
     });
   }, 60_000);
