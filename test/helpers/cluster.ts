@@ -175,10 +175,14 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
     ...(options.cluster && { cluster: { ...(options.config?.cluster as object | undefined), ...options.cluster } }),
   };
 
+  /** Nodes that exited without the harness stopping them. */
+  const unexpected: string[] = [];
   const makeNode = (id: string): ClusterNode => {
     const dataDir = tempDataDir(`agentd-node-${id}-`);
     let current: Daemon | null = null;
     let past = '';
+    /** Set while this harness itself is stopping the process. */
+    let stopping = false;
     const daemon = (): Daemon => {
       if (!current) throw new Error(`node ${id} is down`);
       return current;
@@ -186,7 +190,8 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
     const down = async (signal: NodeJS.Signals): Promise<number | null> => {
       const d = current;
       if (!d) return null;
-      const code = await d.stop(signal);
+      stopping = true;
+      const code = await d.stop(signal).finally(() => (stopping = false));
       past += `--- node ${id} pid ${d.pid} ended by ${signal} (code ${code}) ---\n${d.stderr()}`;
       current = null;
       return code;
@@ -224,6 +229,15 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
           args: ['--postgres', nodeUrl(id), '--node-id', id],
           env: { AGENTD_CLUSTER_SECRET: secret, AGENTD_POSTGRES_URL: undefined, ...options.env },
           ...(options.logLevel && { logLevel: options.logLevel }),
+        });
+        const d = current;
+        // A node that exits without being told to (a crash, or a signal from outside the test).
+        d.proc.once('exit', (code, signal) => {
+          if (stopping || current !== d) return;
+          const line = `node ${id} pid ${d.pid} exited on its own at ${new Date().toISOString()} (code ${code}, signal ${signal})`;
+          unexpected.push(line);
+          past += `--- ${line} ---\n${d.stderr()}`;
+          current = null;
         });
       },
       async kill9() {
@@ -306,7 +320,10 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
         last = await owned();
         if (pred(last)) return last;
         if (Date.now() > deadline) {
-          throw new Error(`timed out waiting for ${what}; sessions_owned now ${JSON.stringify(last)}; /healthz failures ${JSON.stringify(ownedErrors)}`);
+          throw new Error(
+            `timed out waiting for ${what}; sessions_owned now ${JSON.stringify(last)}; /healthz failures ${JSON.stringify(ownedErrors)}` +
+              (unexpected.length ? `; ${unexpected.join('; ')}` : ''),
+          );
         }
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -350,7 +367,7 @@ export async function startCluster(server: PostgresServer, options: ClusterOptio
       await Promise.all(nodes.map((n) => n.kill9().catch(() => undefined)));
       for (const n of nodes) cleanup(n.dataDir);
     },
-    logs: () => nodes.map((n) => n.logs()).join('\n'),
+    logs: () => (unexpected.length ? `${unexpected.join('\n')}\n` : '') + nodes.map((n) => n.logs()).join('\n'),
   };
 
   try {
