@@ -118,6 +118,21 @@ describe.skipIf(!havePostgres)('leases and fencing', () => {
     expect(a.owner('s1')!.epoch).toBe(epochBefore + 1);
   });
 
+  test('a lease the node forgot (it could not hand it back) is not renewed by its heartbeats: it expires', async () => {
+    const url = await server.createDatabase();
+    const a = node(url, 'a');
+    const b = node(url, 'b');
+    expect(a.claim('s1', 300)).toBe(true);
+    expect(a.claim('s2', 300)).toBe(true);
+    a.forget('s1');
+    for (let i = 0; i < 4; i++) {
+      await sleep(120);
+      a.heartbeat(300);
+    }
+    expect(b.claim('s2', 300)).toBe(false); // renewed
+    expect(b.claim('s1', 300)).toBe(true); // expired
+  });
+
   test('orphans are unfinished sessions nobody holds; a stopping node hands back everything and shows as stopped', async () => {
     const url = await server.createDatabase();
     const a = node(url, 'a');

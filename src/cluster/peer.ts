@@ -89,7 +89,7 @@ class PeerLink {
 
   async forward(sessionId: string, submission: Submission, callbacks: ForwardCallbacks): Promise<SubmitAnswer> {
     await this.ready;
-    if (this.closed) throw new PeerUnavailableError('the link closed');
+    if (this.closed || this.ws.readyState !== WebSocket.OPEN) throw new PeerUnavailableError('the link closed');
     if (this.pending.has(submission.id)) throw new PeerUnavailableError(`submission ${submission.id} is already on its way`);
     return new Promise<SubmitAnswer>((resolve, reject) => {
       this.pending.set(submission.id, {

@@ -375,6 +375,9 @@ export class SessionHost implements SessionHostApi {
         // An actor crash ends its turn at once (a fresh actor fails it from the last
         // checkpoint); a journal failure waits for the next attach (the disk may be full).
         if (cause.code === 'internal' && !fault && !this.closed) queueMicrotask(() => this.reopenAfterFault(id));
+        // Cluster mode: a database outage is usually brief — the lease goes back, and the
+        // takeover scan (this node's or another's) resumes the turn once commits work again.
+        else if (cause.code === 'journal_write_failed') this.options.ownership?.evicted(id);
       },
       onCommit: () => this.touch(session),
       onFenced: () => {

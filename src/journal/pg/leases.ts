@@ -44,8 +44,9 @@ const SQL = {
   // A node that starts (again) holds nothing: its old leases expire, their epochs stay fenced.
   dropAll: `UPDATE session_leases SET expires_at = now() - interval '1 millisecond' WHERE node_id = $1 AND expires_at > now()`,
   beat: 'UPDATE nodes SET heartbeat_at = now() WHERE node_id = $1',
+  // Only the leases the node still acts on: one it forgot (it could not hand it back) expires.
   renew: `UPDATE session_leases SET expires_at = now() + $2 * interval '1 millisecond'
-    WHERE node_id = $1 AND expires_at > now() RETURNING session_id, epoch`,
+    WHERE node_id = $1 AND session_id = ANY($3::text[]) AND expires_at > now() RETURNING session_id, epoch`,
   // Insert a first lease, or take an expired one (or this node's own, e.g. after a fault): the epoch goes up.
   claim: `INSERT INTO session_leases (session_id, node_id, epoch, expires_at) VALUES ($1, $2, 1, now() + $3 * interval '1 millisecond')
     ON CONFLICT (session_id) DO UPDATE SET node_id = EXCLUDED.node_id, epoch = session_leases.epoch + 1, expires_at = EXCLUDED.expires_at
@@ -82,10 +83,11 @@ export async function registerNode(pool: pg.Pool, nodeId: string, advertiseUrl: 
   await run(pool, 'dropAll', [nodeId]);
 }
 
-/** One heartbeat: the node row, then every lease it still holds renewed. Answers the leases held now. */
-export async function heartbeat(pool: pg.Pool, nodeId: string, leaseMs: number): Promise<Lease[]> {
+/** One heartbeat: the node row, then the leases it acts on (`sessionIds`) renewed. Answers those still held. */
+export async function heartbeat(pool: pg.Pool, nodeId: string, leaseMs: number, sessionIds: string[]): Promise<Lease[]> {
   await run(pool, 'beat', [nodeId]);
-  const { rows } = await run<{ session_id: string; epoch: string }>(pool, 'renew', [nodeId, leaseMs]);
+  if (sessionIds.length === 0) return [];
+  const { rows } = await run<{ session_id: string; epoch: string }>(pool, 'renew', [nodeId, leaseMs, sessionIds]);
   return rows.map((r) => ({ sessionId: r.session_id, epoch: Number(r.epoch) }));
 }
 

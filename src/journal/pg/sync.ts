@@ -182,7 +182,7 @@ export class PgSyncJournal implements SessionJournal {
 
   /** Heartbeat and renew; answers the sessions whose lease this node lost since the last one. */
   heartbeat(leaseMs: number): string[] {
-    const held = this.run('heartbeat', [this.node(), leaseMs]) as Lease[];
+    const held = this.run('heartbeat', [this.node(), leaseMs, [...this.leases.keys()]]) as Lease[];
     const now = new Map(held.map((l) => [l.sessionId, l.epoch]));
     const lost: string[] = [];
     for (const [id, epoch] of this.leases) {

@@ -41,7 +41,7 @@ export interface WorkerCalls {
   readAfter(sessionId: string, after: number, limit: number): Promise<WireBatch[]>;
   readBefore(sessionId: string, before: number, limit: number): Promise<WireBatch[]>;
   register(nodeId: string, advertiseUrl: string): Promise<void>;
-  heartbeat(nodeId: string, leaseMs: number): Promise<leases.Lease[]>;
+  heartbeat(nodeId: string, leaseMs: number, sessionIds: string[]): Promise<leases.Lease[]>;
   claim(sessionId: string, nodeId: string, leaseMs: number): Promise<number | null>;
   release(nodeId: string, sessionIds: string[], stopping: boolean): Promise<void>;
   owner(sessionId: string): Promise<leases.LeaseOwner | null>;
@@ -83,7 +83,7 @@ const CALLS: WorkerCalls = {
   readAfter: (id, after, limit) => open().rowsAfter(id, after, limit),
   readBefore: (id, before, limit) => open().rowsBefore(id, before, limit),
   register: (nodeId, url) => leases.registerNode(open().connections, nodeId, url),
-  heartbeat: (nodeId, leaseMs) => leases.heartbeat(open().connections, nodeId, leaseMs),
+  heartbeat: (nodeId, leaseMs, ids) => leases.heartbeat(open().connections, nodeId, leaseMs, ids),
   claim: (id, nodeId, leaseMs) => leases.claimLease(open().connections, id, nodeId, leaseMs),
   release: (nodeId, ids, stopping) => leases.releaseLeases(open().connections, nodeId, ids, stopping),
   owner: (id) => leases.leaseOwner(open().connections, id),
