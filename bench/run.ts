@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { meetsGoal, type Measurement, type RunOptions, type Scenario } from './lib/scenario.js';
+import { meetsGoal, ScenarioSkipped, type Measurement, type RunOptions, type Scenario } from './lib/scenario.js';
 import { bold, dim, fmt, green, red, renderMarkdown, renderTable, type Row } from './lib/table.js';
 import { ROOT } from './lib/util.js';
 import { SCENARIOS } from './scenarios/index.js';
@@ -58,8 +58,14 @@ const PROFILE_DIR = join(ROOT, 'bench', 'profiles');
 async function runChild(name: string, options: RunOptions): Promise<void> {
   const scenario = SCENARIOS.find((s) => s.name === name);
   if (!scenario) throw new Error(`no scenario ${name}`);
-  const m = await scenario.run(options);
-  await new Promise<void>((resolve) => process.send!({ type: 'result', measurement: m }, () => resolve()));
+  let message: object;
+  try {
+    message = { type: 'result', measurement: await scenario.run(options) };
+  } catch (err) {
+    if (!(err instanceof ScenarioSkipped)) throw err;
+    message = { type: 'skipped', reason: err.reason };
+  }
+  await new Promise<void>((resolve) => process.send!(message, () => resolve()));
   process.exit(0);
 }
 
@@ -73,17 +79,20 @@ function runInChild(scenario: Scenario, args: Args, onProgress: (msg: string) =>
   const child = fork(fileURLToPath(import.meta.url), childArgs, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     let result: Measurement | null = null;
+    let skipped: string | null = null;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error('timed out after 10 minutes'));
     }, 600_000);
-    child.on('message', (msg: { type: string; message?: string; measurement?: Measurement }) => {
+    child.on('message', (msg: { type: string; message?: string; measurement?: Measurement; reason?: string }) => {
       if (msg.type === 'progress') onProgress(msg.message!);
       else if (msg.type === 'result') result = msg.measurement!;
+      else if (msg.type === 'skipped') skipped = msg.reason!;
     });
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       if (result) resolve(result);
+      else if (skipped !== null) reject(new ScenarioSkipped(skipped));
       else reject(new Error(`scenario process exited with ${signal ?? code}`));
     });
   });
@@ -122,6 +131,12 @@ async function main(): Promise<void> {
       const base = m.baseline === null ? '' : ` vs ${fmt(m.baseline)} ${m.unit}`;
       console.log(`  ${secs()}  ${pass ? green('✓') : red('✗')} ${fmt(m.value)} ${m.unit}${base} → ratio ${fmt(m.ratio)} (goal ${s.goal.text})`);
     } catch (err) {
+      if (err instanceof ScenarioSkipped) {
+        rows.push({ name: s.name, goal: s.goal, m: null, pass: false, skipped: err.reason });
+        console.log(`  ${secs()}  ${dim(`– skipped: ${err.reason}`)}`);
+        console.log('');
+        continue;
+      }
       const message = (err as Error).message;
       rows.push({ name: s.name, goal: s.goal, m: null, pass: false, error: message });
       console.log(`  ${secs()}  ${red('✗ failed:')} ${message}`);
@@ -131,8 +146,10 @@ async function main(): Promise<void> {
   console.log(renderTable(rows));
   console.log('');
   const passed = rows.filter((r) => r.pass).length;
+  const ran = rows.filter((r) => r.skipped === undefined).length;
+  const skippedNote = ran < rows.length ? ` (${rows.length - ran} skipped)` : '';
   console.log(
-    `${passed === rows.length ? green(`${passed}/${rows.length} goals met`) : red(`${passed}/${rows.length} goals met`)} ` +
+    `${passed === ran ? green(`${passed}/${ran} goals met${skippedNote}`) : red(`${passed}/${ran} goals met${skippedNote}`)} ` +
       dim(`in ${((Date.now() - started) / 1000).toFixed(0)} s · load ${load()}`),
   );
   if (args.markdown) console.log('\n' + renderMarkdown(rows));
@@ -148,6 +165,12 @@ async function main(): Promise<void> {
       }
     }
     for (const r of rows) {
+      if (r.skipped !== undefined) {
+        // A scenario that cannot run here keeps its last measured result, marked.
+        const last = results[r.name];
+        results[r.name] = { ...(typeof last === 'object' && last), skipped: r.skipped };
+        continue;
+      }
       if (!r.m) {
         results[r.name] = { value: null, unit: null, baseline: null, ratio: null, goal: r.goal.text, pass: false, error: r.error };
         continue;

@@ -1,4 +1,7 @@
-/** The real daemon as a child process: `node bin/agentd.js serve --port 0 --no-auth`. */
+/**
+ * The real daemon as a child process: `node bin/agentd.js serve --port 0 --no-auth` (or
+ * `--token T`, a fixed port, extra serve flags and environment: the cluster nodes).
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,6 +10,11 @@ import { ROOT, now } from './util.js';
 export interface Daemon {
   url: string;
   proc: ChildProcess;
+  pid: number;
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+  /** Everything the daemon wrote to stderr lately (the last 20 kB). */
+  stderr(): string;
   /** ms from spawn to the `agentd listening on` line. */
   readyMs: number;
   stop(): Promise<void>;
@@ -19,6 +27,16 @@ export interface DaemonOptions {
   /** Extra node flags for the daemon process (e.g. --cpu-prof). */
   nodeArgs?: string[];
   timeoutMs?: number;
+  /** `--token T` instead of `--no-auth`. */
+  token?: string;
+  /** Port to listen on (default 0: any free port). */
+  port?: number;
+  /** Extra `serve` flags. */
+  args?: string[];
+  /** Extra environment. */
+  env?: Record<string, string | undefined>;
+  /** Daemon log level (default warn). */
+  logLevel?: string;
 }
 
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
@@ -30,15 +48,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     '--host',
     '127.0.0.1',
     '--port',
-    '0',
-    '--no-auth',
+    String(options.port ?? 0),
+    ...(options.token === undefined ? ['--no-auth'] : ['--token', options.token]),
     '--data-dir',
     options.dataDir,
     '--log-level',
-    'warn',
+    options.logLevel ?? 'warn',
+    ...(options.args ?? []),
   ];
   const t0 = now();
-  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, AGENTD_TOKEN: undefined } });
+  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, AGENTD_TOKEN: undefined, ...options.env } });
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-20_000);
@@ -67,6 +86,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   return {
     url,
     proc,
+    pid: proc.pid!,
+    exited,
+    stderr: () => stderr,
     readyMs,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');

@@ -38,6 +38,17 @@ export interface Scenario {
   run(options: RunOptions): Promise<Measurement>;
 }
 
+/**
+ * Thrown by `run` when the scenario cannot run here (e.g. PostgreSQL is not installed):
+ * the runner reports it as skipped, not failed.
+ */
+export class ScenarioSkipped extends Error {
+  constructor(readonly reason: string) {
+    super(`skipped: ${reason}`);
+    this.name = 'ScenarioSkipped';
+  }
+}
+
 export function meetsGoal(goal: Goal, m: Pick<Measurement, 'value' | 'ratio'>): boolean {
   const x = goal.on === 'ratio' ? m.ratio : m.value;
   if (!Number.isFinite(x)) return false;

@@ -7,6 +7,8 @@ export interface Row {
   m: Measurement | null;
   pass: boolean;
   error?: string;
+  /** Why the scenario did not run here (not a failure). */
+  skipped?: string;
 }
 
 const useColor = process.stdout.isTTY && !process.env.NO_COLOR;
@@ -39,6 +41,7 @@ function pad(s: string, width: number, right = false): string {
 export function renderTable(rows: Row[]): string {
   const header = ['scenario', 'agentd', 'baseline', 'ratio', 'goal', ''];
   const cells = rows.map((r) => {
+    if (r.skipped !== undefined) return [r.name, dim('skipped'), '', '', r.goal.text, dim('–')];
     if (!r.m) return [r.name, red('failed'), '', '', r.goal.text, red('✗')];
     const unit = r.m.unit;
     return [
@@ -55,7 +58,9 @@ export function renderTable(rows: Row[]): string {
   const line = (c: string[]) => c.map((s, i) => pad(s, widths[i]!, rightAligned[i])).join('  ').trimEnd();
   const sep = widths.map((w) => '─'.repeat(w)).join('  ');
   const out = [bold(line(header)), dim(sep), ...cells.map(line)];
-  const notes = rows.filter((r) => r.m?.note || r.error).map((r) => `  ${r.name}: ${r.error ? red(r.error) : r.m!.note}`);
+  const notes = rows
+    .filter((r) => r.m?.note || r.error || r.skipped)
+    .map((r) => `  ${r.name}: ${r.skipped !== undefined ? `skipped: ${r.skipped}` : r.error ? red(r.error) : r.m!.note}`);
   if (notes.length) out.push('', dim('notes:'), ...notes.map(dim));
   return out.join('\n');
 }
@@ -64,6 +69,10 @@ export function renderTable(rows: Row[]): string {
 export function renderMarkdown(rows: Row[]): string {
   const out = ['| scenario | agentd | baseline | ratio | goal | |', '|---|---:|---:|---:|---|---|'];
   for (const r of rows) {
+    if (r.skipped !== undefined) {
+      out.push(`| ${r.name} | skipped | | | ${r.goal.text} | – |`);
+      continue;
+    }
     if (!r.m) {
       out.push(`| ${r.name} | failed | | | ${r.goal.text} | ✗ |`);
       continue;
