@@ -101,8 +101,12 @@ describe('MCP tools in sessions, through the daemon and an OpenAI-compatible mod
     const second = fake.requests[first + 1]!;
     expect(second.body.messages).toContainEqual(expect.objectContaining({ role: 'tool', tool_call_id: 'call_r1', content: 'the secret word is teal' }));
     const warnings = events.filter((m) => m.type === 'warning').map((m) => m.message as string);
-    expect(warnings.filter((w) => w.includes('"hung"'))).toHaveLength(1);
-    expect(warnings.find((w) => w.includes('"hung"'))).toMatch(/did not start within 500 ms/);
+    // One warning per failed start: the first model call's; on a loaded machine the 1 s
+    // backoff may pass before the second model call, which then tries (and warns) once more.
+    const hung = warnings.filter((w) => w.includes('"hung"'));
+    expect(hung.length).toBeGreaterThanOrEqual(1);
+    expect(hung.length).toBeLessThanOrEqual(fake.requests.length - first);
+    for (const w of hung) expect(w).toMatch(/did not start within 500 ms/);
   }, 60_000);
 
   test('approval "ask" on a server holds its calls under session policy auto; approve runs it; the HTTP server answers too', async () => {
