@@ -22,6 +22,7 @@
  * role refused logins and its backends terminated (terminating alone is not a partition:
  * the pool reconnects at once).
  */
+import type { NodeStatus } from '../../src/journal/pg/leases.js';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, onTestFinished } from 'vitest';
@@ -59,14 +60,8 @@ export interface ClusterHealth extends Health {
   sessions_owned: number;
 }
 
-export interface NodeStatus {
-  node_id: string;
-  advertise_url: string;
-  heartbeat_age_ms: number;
-  alive: boolean;
-  stopped: boolean;
-  sessions_owned: number;
-}
+/** One node of `agentd cluster status --json` (the daemon's own type). */
+export type { NodeStatus };
 
 export interface ClusterOptions {
   /** Node ids (default `['a', 'b', 'c']`) or a count (ids `n1`…). */
