@@ -23,8 +23,8 @@ import {
   type ClusterNode,
 } from './helpers/cluster.js';
 import { cleanup } from './helpers/session.js';
+import { settle, TERMINAL } from './helpers/settle.js';
 
-const TERMINAL = ['turn_complete', 'turn_interrupted', 'turn_failed'];
 /** The default `cluster.lease_ms`. */
 const LEASE_MS = 3000;
 
@@ -65,23 +65,6 @@ function checkJournal(batches: Frame[]): Frame[] {
   }
   expect([...open.values()].every((v) => v === 1)).toBe(true);
   return events;
-}
-
-/** Attach from sequence 0 and wait until the journal is quiet with every turn ended. */
-async function settle(c: TestClient, sessionId: string, timeoutMs = 20_000): Promise<Frame[]> {
-  const attached = await c.attach(sessionId, { after_sequence: 0 });
-  await c.waitForSequence(sessionId, attached.head_sequence as number, timeoutMs);
-  await c.until(
-    () => {
-      const events = c.batches(sessionId).flatMap((b) => b.events as Frame[]);
-      const started = events.filter((e) => e.msg.type === 'turn_started').length;
-      const ended = events.filter((e) => TERMINAL.includes(e.msg.type)).length;
-      return started > 0 && started === ended ? true : undefined;
-    },
-    timeoutMs,
-    'all turns ended',
-  );
-  return c.batches(sessionId);
 }
 
 /** The same bytes for every sequence any two logs both hold; no log saw one sequence twice with different bytes. */

@@ -9,8 +9,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { connect, type Frame, type TestClient } from './helpers/client.js';
 import { startDaemon, tempDataDir, type Daemon } from './helpers/daemon.js';
 import { cleanup } from './helpers/session.js';
+import { settle, TERMINAL } from './helpers/settle.js';
 
-const TERMINAL = ['turn_complete', 'turn_interrupted', 'turn_failed'];
 
 let daemons: Daemon[] = [];
 let clients: TestClient[] = [];
@@ -62,24 +62,6 @@ async function killMidStream(dir: string, config: object, d: Daemon, c: TestClie
 async function kill9(d: Daemon): Promise<void> {
   d.proc.kill('SIGKILL');
   await d.exited;
-}
-
-/** Attach from sequence 0 and wait until the journal is quiet with every turn ended. */
-async function settle(c: TestClient, sessionId: string, timeoutMs = 20_000): Promise<Frame[]> {
-  const attached = await c.attach(sessionId, { after_sequence: 0 });
-  // The replay may come in pages: first receive everything up to the head at attach time.
-  await c.waitForSequence(sessionId, attached.head_sequence as number, timeoutMs);
-  await c.until(
-    () => {
-      const events = c.batches(sessionId).flatMap((b) => b.events as Frame[]);
-      const started = events.filter((e) => e.msg.type === 'turn_started').length;
-      const ended = events.filter((e) => TERMINAL.includes(e.msg.type)).length;
-      return started > 0 && started === ended ? true : undefined;
-    },
-    timeoutMs,
-    'all turns ended',
-  );
-  return c.batches(sessionId);
 }
 
 function checkJournal(batches: Frame[]): Frame[] {
