@@ -7,7 +7,7 @@ import type { ExecOutputDeltaMsg, ToolCallStatus } from '../../protocol/index.js
 import type { ToolCallRequest } from '../model/types.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import { Coalescer } from './coalescer.js';
-import { cutToolOutput } from './context.js';
+import { cutToolOutput, type TranscriptItem } from './context.js';
 import type { CallState } from './state.js';
 import type { Tx } from './tx.js';
 
@@ -97,13 +97,14 @@ export function endCall(tx: Tx, current: CallState, result: CallResult): void {
     duration_ms: current.started_at ? Math.max(0, tx.now - current.started_at) : 0,
   });
   // The model is sent at most 64 KiB of it; the event keeps it whole (runtime.md §10).
-  tx.append({
+  const item: Extract<TranscriptItem, { role: 'tool' }> = {
     role: 'tool',
     call_id: current.call.call_id,
     tool: current.call.tool,
     output: cutToolOutput(result.output),
-    ...(result.exit_code !== undefined && { exit_code: result.exit_code }),
-  });
+  };
+  if (result.exit_code !== undefined) item.exit_code = result.exit_code;
+  tx.append(item);
 }
 
 /** Record the current call's result and move on to the next call. */
