@@ -34,10 +34,10 @@ export interface SessionPorts {
   context(): readonly TranscriptItem[];
   /** Commit what is pending now; false when the commit failed (a tool call's start). */
   commitStart(): boolean;
-  /** What the next model call is offered (MCP servers started as needed) and new warnings. */
-  offerTools(): Promise<ToolOffer>;
-  /** The tool a call names, looked up when it runs (built-in, delegate or MCP). */
-  tool(name: string): Promise<Tool | undefined>;
+  /** What the next model call is offered (MCP servers started as needed) and new warnings; a Promise while servers start. */
+  offerTools(): ToolOffer | Promise<ToolOffer>;
+  /** The tool a call names, looked up when it runs (built-in, delegate or MCP); a Promise while servers start. */
+  tool(name: string): Tool | undefined | Promise<Tool | undefined>;
 }
 
 export type { ToolListing };

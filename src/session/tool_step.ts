@@ -14,7 +14,7 @@ import type { Tx } from './tx.js';
 export interface ToolRunInput {
   call: ToolCallRequest;
   /** Finds the tool the call names (built-in, delegate or MCP) when it runs. */
-  tool(name: string): Promise<Tool | undefined>;
+  tool(name: string): Tool | undefined | Promise<Tool | undefined>;
   cwd: string;
   /** Commit the "started" checkpoint before anything runs (no silent re-run after a crash). */
   commitStart(): boolean;
