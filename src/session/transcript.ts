@@ -4,10 +4,13 @@
  * `committedLength` are in the journal; items after it belong to the next batch and are
  * dropped again if that batch fails to commit. Loaded lazily from the journal on first use.
  */
-import type { TranscriptItem } from './context.js';
+import type { ContextItem } from '../model/types.js';
+import { lastMarker, modelContext, type TranscriptItem } from './context.js';
 
 export class Transcript {
   private items: TranscriptItem[] | null = null;
+  /** Index of the last compaction marker in `items` (-1: none), kept as items come and go. */
+  private marker = -1;
 
   constructor(
     /** Items already in the journal. */
@@ -21,10 +24,12 @@ export class Transcript {
 
   all(): readonly TranscriptItem[] {
     if (!this.items) {
-      this.items = this.load();
-      if (this.items.length !== this.committed) {
-        throw new Error(`transcript has ${this.items.length} items, checkpoint says ${this.committed}`);
+      const items = this.load();
+      if (items.length !== this.committed) {
+        throw new Error(`transcript has ${items.length} items, checkpoint says ${this.committed}`);
       }
+      this.items = items;
+      this.marker = lastMarker(items);
     }
     return this.items;
   }
@@ -34,7 +39,14 @@ export class Transcript {
   }
 
   append(item: TranscriptItem): void {
-    (this.all() as TranscriptItem[]).push(item);
+    const items = this.all() as TranscriptItem[];
+    items.push(item);
+    if (item.role === 'compaction') this.marker = items.length - 1;
+  }
+
+  /** What a model call is sent of the transcript (its model view), without searching it for markers. */
+  modelContext(): ContextItem[] {
+    return modelContext(this.all(), this.marker);
   }
 
   /** Items not yet committed, serialized for the journal. */
@@ -49,6 +61,8 @@ export class Transcript {
 
   /** Drop every uncommitted item (a commit failed). */
   rollback(): void {
-    if (this.items) this.items.length = this.committed;
+    if (!this.items) return;
+    this.items.length = this.committed;
+    if (this.marker >= this.committed) this.marker = lastMarker(this.items);
   }
 }

@@ -17,6 +17,9 @@ export const ports: SessionPorts = {
   context: () => {
     throw new Error('the chart read the transcript');
   },
+  modelContext: () => {
+    throw new Error('the chart read the transcript');
+  },
   commitStart: () => {
     throw new Error('the chart committed');
   },
