@@ -11,6 +11,8 @@ export class Transcript {
   private items: TranscriptItem[] | null = null;
   /** Index of the last compaction marker in `items` (-1: none), kept as items come and go. */
   private marker = -1;
+  /** The JSON of the items after `committed` (their journal rows), in order. */
+  private pending: string[] = [];
 
   constructor(
     /** Items already in the journal. */
@@ -38,9 +40,11 @@ export class Transcript {
     return this.items ? this.items.length : this.committed;
   }
 
-  append(item: TranscriptItem): void {
+  /** Append an item; `json` is its JSON when the caller has it already. */
+  append(item: TranscriptItem, json: string = JSON.stringify(item)): void {
     const items = this.all() as TranscriptItem[];
     items.push(item);
+    this.pending.push(json);
     if (item.role === 'compaction') this.marker = items.length - 1;
   }
 
@@ -51,11 +55,11 @@ export class Transcript {
 
   /** Items not yet committed, serialized for the journal. */
   uncommitted(): string[] {
-    if (!this.items || this.items.length === this.committed) return [];
-    return this.items.slice(this.committed).map((i) => JSON.stringify(i));
+    return this.pending.slice();
   }
 
   markCommitted(length: number): void {
+    this.pending.splice(0, length - this.committed);
     this.committed = length;
   }
 
@@ -63,6 +67,7 @@ export class Transcript {
   rollback(): void {
     if (!this.items) return;
     this.items.length = this.committed;
+    this.pending = [];
     if (this.marker >= this.committed) this.marker = lastMarker(this.items);
   }
 }
