@@ -36,6 +36,8 @@ export interface SessionPorts {
   modelContext(): ContextItem[];
   /** Commit what is pending now; false when the commit failed (a tool call's start). */
   commitStart(): boolean;
+  /** No submission waits in the inbox (read as a tool call's result is handed to the actor). */
+  inboxEmpty(): boolean;
   /** What the next model call is offered (MCP servers started as needed) and new warnings; a Promise while servers start. */
   offerTools(): ToolOffer | Promise<ToolOffer>;
   /** The tool a call names, looked up when it runs (built-in, delegate or MCP); a Promise while servers start. */

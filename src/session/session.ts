@@ -104,6 +104,7 @@ export class Session implements SessionHandle {
       context: () => transcript.all(),
       modelContext: () => transcript.modelContext(),
       commitStart: () => this.recorder.flush(),
+      inboxEmpty: () => this.inbox.size === 0,
       offerTools: () => this.toolbox.offer(),
       tool: (name) => this.toolbox.tool(name),
     };

@@ -18,12 +18,18 @@ export interface ToolRunInput {
   cwd: string;
   /** Commit the "started" checkpoint before anything runs (no silent re-run after a crash). */
   commitStart(): boolean;
+  /** No submission waits in the session's inbox (looked up as the result is handed over). */
+  inboxEmpty(): boolean;
 }
 
 export type ToolEvent =
   | { type: 'tool.output'; chunks: Array<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>> }
   | { type: 'tool.subagent'; child_session_id: string }
-  | { type: 'tool.done'; result: ToolResult };
+  /**
+   * The call's result. `inboxEmpty`: nothing waited in the inbox when it was handed over, so
+   * a step boundary after it has nothing to hand over at its cutoff (absent: not known).
+   */
+  | { type: 'tool.done'; result: ToolResult; inboxEmpty?: boolean };
 
 /** Child actor: runs the tool; stopping the actor aborts it (the shell kills its process group). */
 export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack }) => {
@@ -62,7 +68,7 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
         if (controller.signal.aborted) return;
         flushOutput();
         finished = true;
-        sendBack({ type: 'tool.done', result });
+        sendBack({ type: 'tool.done', result, inboxEmpty: input.inboxEmpty() });
       });
   });
   return () => {

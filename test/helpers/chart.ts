@@ -23,6 +23,9 @@ export const ports: SessionPorts = {
   commitStart: () => {
     throw new Error('the chart committed');
   },
+  inboxEmpty: () => {
+    throw new Error('the chart looked at the inbox');
+  },
   offerTools: () => Promise.reject(new Error('the chart listed tools')),
   tool: () => Promise.reject(new Error('the chart looked up a tool')),
 };
