@@ -53,6 +53,43 @@ describe('tools in the chart', () => {
     expect(int.msgs[0]).toMatchObject({ child_session_id: 's_child', status: 'interrupted' });
   });
 
+  test('a step boundary: the cutoff round trip unless the result came with the inbox empty (then on at once, as cutoff.reached would go)', () => {
+    const readCall = (n: number) => ({ call_id: `call_${n}`, tool: 'read_file', arguments: { path: `f${n}` } });
+    const running = (s = begin('auto'), n = 1) =>
+      step(s, { type: 'model.done', result: { calls: [readCall(n)], finish: 'tool_calls', usage: null }, approvals: { read_file: 'auto' } }).next;
+    const result = { status: 'ok' as const, output: 'text' };
+    // Not known whether anything waits: the boundary takes a cutoff for the pump to answer.
+    const r0 = running();
+    const viaCutoff = step(r0, { type: 'tool.done', result });
+    expect(viaCutoff.next.value).toEqual({ turn: 'boundary' });
+    expect(viaCutoff.next.context.atCutoff).toBe(true);
+    const answered = step(viaCutoff.next, { type: 'cutoff.reached' });
+    // Nothing waited: the same next state and changes without the round trip.
+    const clear = step(r0, { type: 'tool.done', result, inboxEmpty: true });
+    expect(clear.next.value).toEqual({ turn: 'sampling' });
+    expect(answered.next.value).toEqual(clear.next.value);
+    expect(clear.next.context.atCutoff).toBe(false);
+    expect(clear.next.context.cutoffEpoch).toBe(viaCutoff.next.context.cutoffEpoch - 1);
+    expect(clear.types).toEqual([...viaCutoff.types, ...answered.types]);
+    expect(clear.next.context.state.turn).toEqual(answered.next.context.state.turn);
+    // Something waits: the pump hands it over at the cutoff first.
+    expect(step(running(), { type: 'tool.done', result, inboxEmpty: false }).next.value).toEqual({ turn: 'boundary' });
+    // A steer admitted while the tool ran joins the next call through preparing, as after a cutoff.
+    const steered = step(running(), submission({ id: 's1', op: { type: 'message', text: 'also this', mode: 'steer' } })).next;
+    const steer = step(steered, { type: 'tool.done', result, inboxEmpty: true });
+    expect(steer.next.value).toEqual({ turn: 'sampling' });
+    expect(steer.next.context.state.turn.steer).toEqual([]);
+    expect(steer.effects.flatMap((e) => (e.type === 'change' ? e.change.items.map((i) => i.role) : []))).toEqual(['tool', 'user']);
+    // max_model_steps reached at the boundary: the turn fails, as after a cutoff.
+    const max = r0.context.deps.config.limits.max_model_steps;
+    const turn = { ...r0.context.state.turn, model_calls: max };
+    const atMax = { ...r0, context: { ...r0.context, state: { ...r0.context.state, turn } } } as typeof r0;
+    const last = step(atMax, { type: 'tool.done', result, inboxEmpty: true });
+    expect(last.next.value).toBe('draining');
+    expect(last.types).toEqual(['tool_call_end', 'turn_failed']);
+    expect(step(step(atMax, { type: 'tool.done', result }).next, { type: 'cutoff.reached' }).types).toEqual(['turn_failed']);
+  });
+
   test('recovery: a started delegate call keeps waiting (runs again); another started call gets "outcome unknown"', () => {
     const open = (call: typeof delegateCall, child?: string) => ({
       ...newTurn('turn_r', 'm1', 1),

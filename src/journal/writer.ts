@@ -67,6 +67,8 @@ export class SharedWriter {
   /** Forget a waiting source (it committed by itself, or it stopped). */
   cancel(source: WriteSource): void {
     this.waiting.delete(source);
+    // Nothing left for the armed tick to take: drop its timer instead of letting it fire empty.
+    if (this.waiting.size === 0 && !this.inFlight) this.disarm();
   }
 
   get waitingCount(): number {

@@ -78,6 +78,11 @@ export class McpToolset {
     private readonly outputCapBytes: number,
   ) {}
 
+  /** Whether this session has any MCP server configured (none: `list()` always answers nothing). */
+  get hasServers(): boolean {
+    return this.slots.length > 0;
+  }
+
   /** Start what is needed and answer the tools available now, with new warnings. */
   async list(): Promise<{ tools: McpTool[]; warnings: McpWarning[] }> {
     if (this.closed) return { tools: [], warnings: [] };

@@ -19,8 +19,11 @@ export function change<E extends SessionEvent = SessionEvent>(
   return effects(({ context, event, enqueue }) => {
     const tx = new Tx(context.state);
     const extra = fn(tx, context, event as E);
+    const changed = tx.changed || tx.state !== context.state;
+    // A change that changed nothing (e.g. no steer to drain) leaves the snapshot alone.
+    if (!changed && extra === undefined) return;
     enqueue.assign({ ...extra, state: tx.state });
-    if (tx.changed || tx.state !== context.state) enqueue.emit({ type: 'change', change: tx.toChange() });
+    if (changed) enqueue.emit({ type: 'change', change: tx.toChange() });
   });
 }
 

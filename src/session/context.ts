@@ -51,15 +51,17 @@ export function baseTokens(system: string, tools: readonly ToolSpec[]): number {
   return estimateTokens(system) + (tools.length > 0 ? estimateTokens(JSON.stringify(tools)) : 0);
 }
 
+/** The index of the last compaction marker, or -1. */
+export function lastMarker(items: readonly TranscriptItem[]): number {
+  for (let i = items.length - 1; i >= 0; i--) {
+    if (items[i]!.role === 'compaction') return i;
+  }
+  return -1;
+}
+
 /** The model's view of a transcript: the last marker's summary, then what it kept, then what came after. */
 export function modelView(items: readonly TranscriptItem[]): ViewItem[] {
-  let marker = -1;
-  for (let i = items.length - 1; i >= 0; i--) {
-    if (items[i]!.role === 'compaction') {
-      marker = i;
-      break;
-    }
-  }
+  const marker = lastMarker(items);
   const view: ViewItem[] = [];
   let from = 0;
   if (marker >= 0) {
@@ -73,6 +75,16 @@ export function modelView(items: readonly TranscriptItem[]): ViewItem[] {
   }
   for (let i = from; i < items.length; i++) view.push({ index: i, item: items[i] as ContextItem });
   return view;
+}
+
+/**
+ * The items of the model's view, as a model call is sent them (a transcript never compacted:
+ * all of it). `marker` is the index of the last compaction marker (-1: none) when the caller
+ * keeps track of it.
+ */
+export function modelContext(items: readonly TranscriptItem[], marker = lastMarker(items)): ContextItem[] {
+  if (marker < 0) return items.slice() as ContextItem[];
+  return modelView(items).map((v) => v.item);
 }
 
 /** The estimate of the whole next call from a view (after a compaction, until the next report). */

@@ -6,7 +6,7 @@
  */
 import type { ModelInfo, SessionStatus } from '../../protocol/index.js';
 import type { Config } from '../config/config.js';
-import type { ModelClient, ModelRoute } from '../model/types.js';
+import type { ContextItem, ModelClient, ModelRoute } from '../model/types.js';
 import type { TranscriptItem } from './context.js';
 import type { Tool } from '../tools/types.js';
 import type { ToolListing, ToolOffer } from './toolbox.js';
@@ -30,14 +30,18 @@ export interface SessionDeps {
 }
 
 export interface SessionPorts {
-  /** The transcript as it stands, compaction markers included (read when a model call starts). */
+  /** The transcript as it stands, compaction markers included (read when a compaction starts). */
   context(): readonly TranscriptItem[];
+  /** What a model call is sent of the transcript as it stands: its model view (read when the call starts). */
+  modelContext(): ContextItem[];
   /** Commit what is pending now; false when the commit failed (a tool call's start). */
   commitStart(): boolean;
-  /** What the next model call is offered (MCP servers started as needed) and new warnings. */
-  offerTools(): Promise<ToolOffer>;
-  /** The tool a call names, looked up when it runs (built-in, delegate or MCP). */
-  tool(name: string): Promise<Tool | undefined>;
+  /** No submission waits in the inbox (read as a tool call's result is handed to the actor). */
+  inboxEmpty(): boolean;
+  /** What the next model call is offered (MCP servers started as needed) and new warnings; a Promise while servers start. */
+  offerTools(): ToolOffer | Promise<ToolOffer>;
+  /** The tool a call names, looked up when it runs (built-in, delegate or MCP); a Promise while servers start. */
+  tool(name: string): Tool | undefined | Promise<Tool | undefined>;
 }
 
 export type { ToolListing };

@@ -2,7 +2,8 @@
  * The session actor's statechart (XState v5), pure: guards read only the context and the
  * event, and actions only compute. What the actor needs from outside (was this message
  * admitted before? the head sequence, another session's summary) the pump looks up and
- * passes on the `submission` event; what a change produces (events, state, transcript
+ * passes on the `submission` event (and the tool-run child on `tool.done`: whether the
+ * inbox was empty); what a change produces (events, state, transcript
  * items, an admission) is emitted as a `change` effect, which the Session hands to the
  * Recorder. So the chart runs under XState's pure `transition()` as well as in an actor.
  * The turn's model call and tool runs are invoked child actors, cancelled (AbortSignal)
@@ -13,7 +14,8 @@
  *      │  │       ▼                    │
  *      │  └─ draining (cutoff) ◄─ turn: sampling ⇄ stepEnd → tools → awaiting_approval
  *      ▼                               │                        └─► running_tool
- *   recovering ─────────────────► turn.tools      boundary (cutoff) → preparing → sampling
+ *   recovering ─────────────────► turn.tools      boundary (cutoff) → [preparing] → sampling
+ *                 (a result with the inbox empty: tools → [preparing] → sampling, no cutoff)
  *                                                  preparing ⇄ compacting (runtime.md §10)
  */
 import { and, assign, setup } from 'xstate';
@@ -36,6 +38,7 @@ import {
   startQueuedTurn,
 } from './turn.js';
 import { DELEGATE_TOOL } from './subagent.js';
+import { BEFORE_MODEL_CALL, boundaryGuards, PAST_CLEAR_STEP_BOUNDARY, PAST_STEP_BOUNDARY } from './chart_boundary.js';
 
 export const sessionMachine = setup({
   types: {
@@ -73,12 +76,9 @@ export const sessionMachine = setup({
     lengthContinuation: ({ context }) =>
       context.stepFinish === 'length' &&
       (context.state.turn?.output_recoveries ?? 0) < context.deps.config.limits.max_output_recovery_attempts,
-    noCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) === 0,
+    ...boundaryGuards,
     callRefused: ({ context }) => context.state.turn?.calls[0]?.refused !== undefined,
-    hasSteer: ({ context }) => (context.state.turn?.steer.length ?? 0) > 0,
     needsApproval: ({ context }) => currentCallNeedsApproval(context.state, context.deps),
-    maxStepsReached: ({ context }) =>
-      (context.state.turn?.model_calls ?? 0) >= context.deps.config.limits.max_model_steps,
     fatal: ({ event }) => (event as Ev<'journal.failed'>).fatal,
     ...contextGuards,
   },
@@ -284,12 +284,7 @@ export const sessionMachine = setup({
       states: {
         // Before each model call: compact when due; a compaction-only turn ends after it.
         preparing: {
-          always: [
-            { guard: 'compactionDue', target: 'compacting', actions: 'beginCompaction' },
-            { guard: 'compactOnlyDone', target: '#session.draining', actions: 'complete' },
-            { guard: 'contextExceeded', target: '#session.draining', actions: 'failContextExceeded' },
-            { target: 'sampling' },
-          ],
+          always: BEFORE_MODEL_CALL,
         },
         compacting: {
           invoke: {
@@ -334,6 +329,7 @@ export const sessionMachine = setup({
         },
         tools: {
           always: [
+            ...PAST_CLEAR_STEP_BOUNDARY,
             { guard: 'noCalls', target: 'boundary' },
             // Arguments past the bounds: an error result, no approval, nothing run.
             { guard: 'callRefused', actions: 'refuseCall' },
@@ -360,7 +356,8 @@ export const sessionMachine = setup({
             src: 'toolRun',
             input: ({ context }): ToolRunInput => {
               const call = context.state.turn!.calls[0]!.call;
-              return { call, tool: context.ports.tool, cwd: context.state.cwd, commitStart: context.ports.commitStart };
+              const { tool, commitStart, inboxEmpty } = context.ports;
+              return { call, tool, cwd: context.state.cwd, commitStart, inboxEmpty };
             },
           },
           on: {
@@ -374,10 +371,7 @@ export const sessionMachine = setup({
           entry: 'takeCutoff',
           exit: 'leaveCutoff',
           on: {
-            'cutoff.reached': [
-              { guard: 'maxStepsReached', target: '#session.draining', actions: 'failMaxSteps' },
-              { target: 'preparing', actions: 'drainSteer' },
-            ],
+            'cutoff.reached': PAST_STEP_BOUNDARY,
           },
         },
       },

@@ -3,7 +3,6 @@
  * and the runtime's notes to the model. Kept out of the statechart.
  */
 import { ModelError, type ModelClient, type ModelRequest, type ModelRoute } from '../model/types.js';
-import { modelView } from './context.js';
 import type { SessionDeps, SessionPorts } from './deps.js';
 import type { ModelStepInput } from './model_step.js';
 import { callRoute } from './routing.js';
@@ -34,21 +33,28 @@ export function sessionSystemPrompt(state: SessionState, deps: SessionDeps, rout
   return systemPromptFor(state.system_prompt, route, deps.config, state.cwd, [...deps.tools.keys()], now);
 }
 
-/** The request of a call on `route` with `context` (a turn's step, or a summarization). */
-export function requestOn(
+/** The route a call names, as the request carries it. */
+type CallOn = { name: string; resolved: ModelRoute | null; reasoning_effort: string | null };
+
+/** The request of a call on `route` with `context`, without its tools (a turn's step: they come from the offer). */
+function requestWithoutTools(
   state: SessionState,
   deps: SessionDeps,
-  route: { name: string; resolved: ModelRoute | null; reasoning_effort: string | null },
+  route: CallOn,
   context: ModelRequest['context'],
-): Omit<ModelRequest, 'signal'> {
+): Omit<ModelRequest, 'signal' | 'tools'> {
   const resolved = route.resolved ?? undefined;
   return {
     route: resolved ?? { route: route.name, provider: 'scripted', model: state.model.model, context_window: null },
     reasoning_effort: route.reasoning_effort,
     system: sessionSystemPrompt(state, deps, resolved),
     context,
-    tools: [...deps.tools.values()].map((t) => t.spec),
   };
+}
+
+/** The request of a call on `route` with `context` (a turn's step, or a summarization). */
+export function requestOn(state: SessionState, deps: SessionDeps, route: CallOn, context: ModelRequest['context']): Omit<ModelRequest, 'signal'> {
+  return { ...requestWithoutTools(state, deps, route, context), tools: [...deps.tools.values()].map((t) => t.spec) };
 }
 
 /** The model client of a route (one that fails `unknown_route` when it is not configured). */
@@ -61,16 +67,14 @@ export function modelStepInput(state: SessionState, deps: SessionDeps, ports: Se
   const call = callRoute(state, deps);
   return {
     client: clientOf(deps, call.route, call.resolved),
-    request: () => {
-      // The tools come from the offer (built-in and MCP), made when the call starts.
-      const { tools: _builtIn, ...request } = requestOn(
+    // The tools come from the offer (built-in and MCP), made when the call starts.
+    request: () =>
+      requestWithoutTools(
         state,
         deps,
         { name: call.route, resolved: call.resolved, reasoning_effort: call.reasoning_effort },
-        modelView(ports.context()).map((v) => v.item),
-      );
-      return request;
-    },
+        ports.modelContext(),
+      ),
     tools: ports.offerTools,
     idleTimeoutMs: deps.config.limits.model_idle_timeout_ms,
   };

@@ -16,7 +16,7 @@ export interface ModelStepInput {
   /** Built when the call starts (the context as it stands then); the tools come from `tools`. */
   request: () => Omit<ModelRequest, 'signal' | 'tools'>;
   /** The tools offered to this call (MCP servers are started here, before the request). */
-  tools: () => Promise<ToolOffer>;
+  tools: () => ToolOffer | Promise<ToolOffer>;
   idleTimeoutMs: number;
 }
 
@@ -77,15 +77,16 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
       idle = setTimeout(onIdleTimer, input.idleTimeoutMs - quietFor);
     }
   };
-  let idle: NodeJS.Timeout = setTimeout(onIdleTimer, input.idleTimeoutMs);
+  // Armed once the tools are offered (starting MCP servers is not the model's idle time).
+  let idle: NodeJS.Timeout | undefined;
 
   const run = async () => {
     const calls: ToolCallRequest[] = [];
     const reasoning: ReasoningBlock[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
-    // Starting MCP servers (each within its startup_timeout_ms) is not the model's idle time.
-    clearTimeout(idle);
+    // Awaited even when answered at once: the request is built after the session actor has
+    // carried out the effects of the step that started this call (the transcript is complete).
     const offer = await input.tools();
     if (controller.signal.aborted) return;
     if (offer.warnings.length > 0) sendBack({ type: 'model.warnings', messages: offer.warnings });

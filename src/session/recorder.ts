@@ -92,7 +92,7 @@ export class Recorder implements WriteSource {
    * the frame bound); they and the state after them are committed in one transaction.
    */
   record(change: Change): void {
-    for (const item of change.items) this.options.transcript.append(item);
+    change.items.forEach((item, i) => this.options.transcript.append(item, change.itemsJson?.[i]));
     for (const entry of change.entries) {
       // UTF-8 bytes: small entries are estimated (at most 3 bytes a character), large ones counted.
       const bytes = entry.length < 1024 ? entry.length * 3 : Buffer.byteLength(entry);

@@ -105,7 +105,9 @@ export class Session implements SessionHandle {
     this.toolbox = options.toolbox ?? new SessionToolbox(options.deps.tools, null);
     const ports: SessionPorts = {
       context: () => transcript.all(),
+      modelContext: () => transcript.modelContext(),
       commitStart: () => this.recorder.flush(),
+      inboxEmpty: () => this.inbox.size === 0,
       offerTools: () => this.toolbox.offer(),
       tool: (name) => this.toolbox.tool(name),
     };

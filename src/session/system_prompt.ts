@@ -7,8 +7,24 @@
 import { configSystemPrompt, type Config } from '../config/config.js';
 import type { ModelRoute } from '../model/types.js';
 
+const DAY_MS = 86_400_000;
+
+/** The last default prompt built: every model call of a session asks for the same one (until the date changes). */
+let lastDefault: { cwd: string; toolNames: readonly string[]; day: number; prompt: string } | null = null;
+
+const sameNames = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((n, i) => n === b[i]);
+
 /** The built-in default: what the model is, where it works, its tools, today's date (UTC). */
 export function defaultSystemPrompt(cwd: string, toolNames: readonly string[], now: number): string {
+  const day = Math.floor(now / DAY_MS);
+  const last = lastDefault;
+  if (last && last.day === day && last.cwd === cwd && sameNames(last.toolNames, toolNames)) return last.prompt;
+  const prompt = buildDefaultPrompt(cwd, toolNames, now);
+  lastDefault = { cwd, toolNames: [...toolNames], day, prompt };
+  return prompt;
+}
+
+function buildDefaultPrompt(cwd: string, toolNames: readonly string[], now: number): string {
   const date = new Date(now).toISOString().slice(0, 10);
   const tools = toolNames.length > 0 ? toolNames.join(', ') : 'none';
   return [

@@ -7,23 +7,29 @@ import type { ExecOutputDeltaMsg, ToolCallStatus } from '../../protocol/index.js
 import type { ToolCallRequest } from '../model/types.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 import { Coalescer } from './coalescer.js';
-import { cutToolOutput } from './context.js';
+import { cutToolOutput, type TranscriptItem } from './context.js';
 import type { CallState } from './state.js';
 import type { Tx } from './tx.js';
 
 export interface ToolRunInput {
   call: ToolCallRequest;
   /** Finds the tool the call names (built-in, delegate or MCP) when it runs. */
-  tool(name: string): Promise<Tool | undefined>;
+  tool(name: string): Tool | undefined | Promise<Tool | undefined>;
   cwd: string;
   /** Commit the "started" checkpoint before anything runs (no silent re-run after a crash). */
   commitStart(): boolean;
+  /** No submission waits in the session's inbox (looked up as the result is handed over). */
+  inboxEmpty(): boolean;
 }
 
 export type ToolEvent =
   | { type: 'tool.output'; chunks: Array<Pick<ExecOutputDeltaMsg, 'stream' | 'chunk'>> }
   | { type: 'tool.subagent'; child_session_id: string }
-  | { type: 'tool.done'; result: ToolResult };
+  /**
+   * The call's result. `inboxEmpty`: nothing waited in the inbox when it was handed over, so
+   * a step boundary after it has nothing to hand over at its cutoff (absent: not known).
+   */
+  | { type: 'tool.done'; result: ToolResult; inboxEmpty?: boolean };
 
 /** Child actor: runs the tool; stopping the actor aborts it (the shell kills its process group). */
 export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack }) => {
@@ -62,7 +68,7 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
         if (controller.signal.aborted) return;
         flushOutput();
         finished = true;
-        sendBack({ type: 'tool.done', result });
+        sendBack({ type: 'tool.done', result, inboxEmpty: input.inboxEmpty() });
       });
   });
   return () => {
@@ -97,13 +103,14 @@ export function endCall(tx: Tx, current: CallState, result: CallResult): void {
     duration_ms: current.started_at ? Math.max(0, tx.now - current.started_at) : 0,
   });
   // The model is sent at most 64 KiB of it; the event keeps it whole (runtime.md §10).
-  tx.append({
+  const item: Extract<TranscriptItem, { role: 'tool' }> = {
     role: 'tool',
     call_id: current.call.call_id,
     tool: current.call.tool,
     output: cutToolOutput(result.output),
-    ...(result.exit_code !== undefined && { exit_code: result.exit_code }),
-  });
+  };
+  if (result.exit_code !== undefined) item.exit_code = result.exit_code;
+  tx.append(item);
 }
 
 /** Record the current call's result and move on to the next call. */

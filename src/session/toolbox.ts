@@ -52,45 +52,54 @@ export function approvalOf(tool: Tool): ToolApproval {
 export class SessionToolbox {
   /** The MCP tools of the last offer, by exposed name. */
   private mcpTools = new Map<string, Tool>();
+  /** What every offer holds of the built-ins (they never change). */
+  private readonly builtinSpecs: readonly ToolSpec[];
+  private readonly builtinApprovals: Readonly<Record<string, ToolApproval>>;
 
   constructor(
     /** Built-in tools (the host's toolset) and delegate, by name. */
     private readonly builtins: ReadonlyMap<string, Tool>,
     private readonly mcp: McpToolset | null,
-  ) {}
-
-  /** Start what is needed and answer what the next model call is offered. */
-  async offer(): Promise<ToolOffer> {
+  ) {
     const approvals: Record<string, ToolApproval> = {};
-    const specs: ToolSpec[] = [];
-    for (const tool of this.builtins.values()) {
-      specs.push(tool.spec);
-      approvals[tool.spec.name] = approvalOf(tool);
-    }
-    const warnings: string[] = [];
-    if (this.mcp) {
-      const listed = await this.mcp.list();
-      this.mcpTools = new Map(listed.tools.map((t) => [t.spec.name, t]));
-      for (const tool of listed.tools) {
-        if (approvals[tool.spec.name] !== undefined) continue; // a built-in name wins
-        specs.push(tool.spec);
-        approvals[tool.spec.name] = approvalOf(tool);
-      }
-      for (const w of listed.warnings) warnings.push(w.message);
-    }
-    return { specs, approvals, warnings };
+    for (const tool of builtins.values()) approvals[tool.spec.name] = approvalOf(tool);
+    this.builtinSpecs = [...builtins.values()].map((t) => t.spec);
+    this.builtinApprovals = approvals;
   }
 
   /**
-   * The tool a call names. An MCP tool offered before is found at once; after a restart
-   * (nothing offered yet in this process) the servers are listed first.
+   * Start what is needed and answer what the next model call is offered — at once when the
+   * session has no MCP server (nothing to start), else once the servers are listed.
    */
-  async tool(name: string): Promise<Tool | undefined> {
+  offer(): ToolOffer | Promise<ToolOffer> {
+    const offer: ToolOffer = { specs: [...this.builtinSpecs], approvals: { ...this.builtinApprovals }, warnings: [] };
+    const mcp = this.mcp;
+    return mcp?.hasServers ? this.withMcp(mcp, offer) : offer;
+  }
+
+  /** The offer with the MCP servers' tools (built-in names win) and their new warnings. */
+  private async withMcp(mcp: McpToolset, offer: ToolOffer): Promise<ToolOffer> {
+    const listed = await mcp.list();
+    this.mcpTools = new Map(listed.tools.map((t) => [t.spec.name, t]));
+    for (const tool of listed.tools) {
+      if (offer.approvals[tool.spec.name] !== undefined) continue; // a built-in name wins
+      offer.specs.push(tool.spec);
+      offer.approvals[tool.spec.name] = approvalOf(tool);
+    }
+    for (const w of listed.warnings) offer.warnings.push(w.message);
+    return offer;
+  }
+
+  /**
+   * The tool a call names: a built-in at once. An MCP tool offered before is found at once
+   * too; after a restart (nothing offered yet in this process) the servers are listed first.
+   */
+  tool(name: string): Tool | undefined | Promise<Tool | undefined> {
     const builtin = this.builtins.get(name);
     if (builtin) return builtin;
-    if (!this.mcp) return undefined;
-    if (!this.mcpTools.has(name)) await this.offer();
-    return this.mcpTools.get(name);
+    if (!this.mcp?.hasServers) return undefined;
+    if (this.mcpTools.has(name)) return this.mcpTools.get(name);
+    return Promise.resolve(this.offer()).then(() => this.mcpTools.get(name));
   }
 
   /** Every tool and server, as they are now. */

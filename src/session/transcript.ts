@@ -4,10 +4,15 @@
  * `committedLength` are in the journal; items after it belong to the next batch and are
  * dropped again if that batch fails to commit. Loaded lazily from the journal on first use.
  */
-import type { TranscriptItem } from './context.js';
+import type { ContextItem } from '../model/types.js';
+import { lastMarker, modelContext, type TranscriptItem } from './context.js';
 
 export class Transcript {
   private items: TranscriptItem[] | null = null;
+  /** Index of the last compaction marker in `items` (-1: none), kept as items come and go. */
+  private marker = -1;
+  /** The JSON of the items after `committed` (their journal rows), in order. */
+  private pending: string[] = [];
 
   constructor(
     /** Items already in the journal. */
@@ -21,10 +26,12 @@ export class Transcript {
 
   all(): readonly TranscriptItem[] {
     if (!this.items) {
-      this.items = this.load();
-      if (this.items.length !== this.committed) {
-        throw new Error(`transcript has ${this.items.length} items, checkpoint says ${this.committed}`);
+      const items = this.load();
+      if (items.length !== this.committed) {
+        throw new Error(`transcript has ${items.length} items, checkpoint says ${this.committed}`);
       }
+      this.items = items;
+      this.marker = lastMarker(items);
     }
     return this.items;
   }
@@ -33,22 +40,34 @@ export class Transcript {
     return this.items ? this.items.length : this.committed;
   }
 
-  append(item: TranscriptItem): void {
-    (this.all() as TranscriptItem[]).push(item);
+  /** Append an item; `json` is its JSON when the caller has it already. */
+  append(item: TranscriptItem, json: string = JSON.stringify(item)): void {
+    const items = this.all() as TranscriptItem[];
+    items.push(item);
+    this.pending.push(json);
+    if (item.role === 'compaction') this.marker = items.length - 1;
+  }
+
+  /** What a model call is sent of the transcript (its model view), without searching it for markers. */
+  modelContext(): ContextItem[] {
+    return modelContext(this.all(), this.marker);
   }
 
   /** Items not yet committed, serialized for the journal. */
   uncommitted(): string[] {
-    if (!this.items || this.items.length === this.committed) return [];
-    return this.items.slice(this.committed).map((i) => JSON.stringify(i));
+    return this.pending.slice();
   }
 
   markCommitted(length: number): void {
+    this.pending.splice(0, length - this.committed);
     this.committed = length;
   }
 
   /** Drop every uncommitted item (a commit failed). */
   rollback(): void {
-    if (this.items) this.items.length = this.committed;
+    if (!this.items) return;
+    this.items.length = this.committed;
+    this.pending = [];
+    if (this.marker >= this.committed) this.marker = lastMarker(this.items);
   }
 }

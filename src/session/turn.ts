@@ -4,7 +4,7 @@
  */
 import type { TokenUsage, TurnFailureCode } from '../../protocol/index.js';
 import type { MessageOverrides } from '../../protocol/index.js';
-import type { ReasoningBlock, ToolCallRequest } from '../model/types.js';
+import type { ContextItem, ReasoningBlock, ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
 import type { ToolApproval } from './toolbox.js';
 import { applicableOverrides } from './routing.js';
@@ -79,20 +79,26 @@ export function endModelStep(
   }
   // Arguments past the bounds never reach approval, a tool, an event or the transcript:
   // the call gets an error result saying why.
-  const calls: CallState[] = step.calls.map((call) => {
+  // (Optional fields are set after the others, so each object's key order stays as it was.)
+  const calls: CallState[] = [];
+  const requested: ToolCallRequest[] = [];
+  for (const call of step.calls) {
     const refused = toolArgumentsProblem(call.arguments);
-    const approval = approvals[call.tool];
-    return refused
-      ? { call: { ...call, arguments: {} }, started: false, approved: false, started_at: null, refused }
-      : { call, started: false, approved: false, started_at: null, ...(approval && { approval }) };
-  });
-  const requested = calls.map((c) => c.call);
-  tx.append({
-    role: 'assistant',
-    text: step.text,
-    ...(requested.length > 0 && { tool_calls: requested }),
-    ...(step.reasoning && step.reasoning.length > 0 && { reasoning: step.reasoning }),
-  });
+    let state: CallState;
+    if (refused) {
+      state = { call: { ...call, arguments: {} }, started: false, approved: false, started_at: null, refused };
+    } else {
+      state = { call, started: false, approved: false, started_at: null };
+      const approval = approvals[call.tool];
+      if (approval) state.approval = approval;
+    }
+    calls.push(state);
+    requested.push(state.call);
+  }
+  const reply: Extract<ContextItem, { role: 'assistant' }> = { role: 'assistant', text: step.text };
+  if (requested.length > 0) reply.tool_calls = requested;
+  if (step.reasoning && step.reasoning.length > 0) reply.reasoning = step.reasoning;
+  tx.append(reply);
   let recent = turn.recent_calls;
   for (const call of requested) {
     const key = callKey(call);

@@ -10,7 +10,7 @@ import {
   type EventMsg,
   type ExecOutputDeltaMsg,
 } from '../../protocol/index.js';
-import { itemTokens, type TranscriptItem } from './context.js';
+import { estimateTokens, type TranscriptItem } from './context.js';
 import { eventEntry, MAX_EVENT_BYTES } from './event_fit.js';
 import type { SessionState } from './state.js';
 
@@ -26,6 +26,8 @@ export interface Change {
   entries: string[];
   state: SessionState;
   items: TranscriptItem[];
+  /** Each item's JSON (its transcript row), serialized once by the Tx; serialized on commit when absent. */
+  itemsJson?: string[];
   admission: PendingAdmission | undefined;
 }
 
@@ -45,6 +47,8 @@ export class Tx {
   admission: PendingAdmission | undefined;
   /** Transcript items (model context) this change appends, in order. */
   readonly items: TranscriptItem[] = [];
+  /** Their JSON, in order (used for the token estimate and as the transcript rows). */
+  readonly itemsJson: string[] = [];
 
   constructor(public state: SessionState) {}
 
@@ -54,12 +58,16 @@ export class Tx {
    * (see compaction.ts).
    */
   append(item: TranscriptItem): this {
+    const json = JSON.stringify(item);
     this.items.push(item);
+    this.itemsJson.push(json);
     if (item.role !== 'compaction') {
       const c = this.state.context;
+      // itemTokens(item), from the JSON already at hand.
+      const tokens = estimateTokens(json);
       this.state = {
         ...this.state,
-        context: { ...c, estimated_tokens: Math.min(Number.MAX_SAFE_INTEGER, c.estimated_tokens + itemTokens(item)), items: c.items + 1 },
+        context: { ...c, estimated_tokens: Math.min(Number.MAX_SAFE_INTEGER, c.estimated_tokens + tokens), items: c.items + 1 },
       };
     }
     return this;
@@ -72,7 +80,7 @@ export class Tx {
 
   /** The change as plain data, for the Recorder. */
   toChange(): Change {
-    return { entries: this.entries, state: this.state, items: this.items, admission: this.admission };
+    return { entries: this.entries, state: this.state, items: this.items, itemsJson: this.itemsJson, admission: this.admission };
   }
 
   /**

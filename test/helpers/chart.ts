@@ -17,8 +17,14 @@ export const ports: SessionPorts = {
   context: () => {
     throw new Error('the chart read the transcript');
   },
+  modelContext: () => {
+    throw new Error('the chart read the transcript');
+  },
   commitStart: () => {
     throw new Error('the chart committed');
+  },
+  inboxEmpty: () => {
+    throw new Error('the chart looked at the inbox');
   },
   offerTools: () => Promise.reject(new Error('the chart listed tools')),
   tool: () => Promise.reject(new Error('the chart looked up a tool')),
