@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openInside } from '../src/tools/confine.js';
-import { fileTools, listDirTool, READ_FILE_CAP_BYTES, readFileTool, writeFileTool } from '../src/tools/files.js';
+import { fileTools, listDirTool, READ_FILE_CAP_BYTES, readFileTool, SYNC_READ_BYTES, writeFileTool } from '../src/tools/files.js';
 import type { ToolContext } from '../src/tools/types.js';
 
 let cwd: string;
@@ -57,6 +57,36 @@ describe('file tools inside cwd', () => {
     expect(r.status).toBe('ok');
     expect(r.output.startsWith('x'.repeat(READ_FILE_CAP_BYTES))).toBe(true);
     expect(r.output).toContain(`[truncated: showing the first ${READ_FILE_CAP_BYTES} of ${READ_FILE_CAP_BYTES + 1000} bytes]`);
+  });
+
+  it('reads a file whole on either side of the synchronous-read size, multi-byte text intact', async () => {
+    for (const size of [SYNC_READ_BYTES - 1, SYNC_READ_BYTES, SYNC_READ_BYTES + 1, 3 * SYNC_READ_BYTES]) {
+      const text = 'é'.repeat(Math.floor(size / 2)) + (size % 2 ? 'x' : '');
+      expect(Buffer.byteLength(text)).toBe(size);
+      writeFileSync(join(cwd, 'f.txt'), text);
+      expect(await readFileTool.run({ path: 'f.txt' }, ctx)).toEqual({ status: 'ok', output: text });
+    }
+  });
+
+  it('closes every descriptor it opens, on success and on every refusal', async () => {
+    writeFileSync(join(cwd, 'a.txt'), 'a');
+    writeFileSync(join(cwd, 'big.txt'), 'x'.repeat(2 * SYNC_READ_BYTES));
+    mkdirSync(join(cwd, 'd'));
+    writeFileSync(join(outside, 'x'), 'secret');
+    symlinkSync(join(outside, 'x'), join(cwd, 'out'));
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 50; i++) {
+      await readFileTool.run({ path: 'a.txt' }, ctx);
+      await readFileTool.run({ path: 'big.txt' }, ctx);
+      await readFileTool.run({ path: 'd' }, ctx);
+      await readFileTool.run({ path: 'out' }, ctx);
+      await readFileTool.run({ path: 'missing' }, ctx);
+      await listDirTool.run({ path: 'd' }, ctx);
+      await writeFileTool.run({ path: 'w.txt', content: `w${i}` }, ctx);
+    }
+    expect(readFileSync(join(cwd, 'w.txt'), 'utf8')).toBe('w49');
+    expect(open()).toBe(before);
   });
 });
 
@@ -126,10 +156,10 @@ describe('confinement', () => {
     mkdirSync(join(cwd, 'a/b'), { recursive: true });
     const inside = await openInside(cwd, 'a/b', 'dir');
     expect(inside.ok && inside.opened.real).toBe(join(realpathSync(cwd), 'a/b'));
-    if (inside.ok) await inside.opened.handle.close();
+    if (inside.ok) await inside.opened.close();
     const root = await openInside(cwd, '.', 'dir');
     expect(root.ok && root.opened.real).toBe(realpathSync(cwd));
-    if (root.ok) await root.opened.handle.close();
+    if (root.ok) await root.opened.close();
     expect((await openInside(cwd, 'a/../../x', 'read')).ok).toBe(false);
     expect((await openInside(cwd, '', 'read')).ok).toBe(false);
     expect((await openInside(cwd, 'a\0b', 'read')).ok).toBe(false);

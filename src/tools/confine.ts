@@ -9,7 +9,7 @@
  * (O_NONBLOCK: FIFOs, devices) and only regular files (or directories for listing) are
  * accepted. Paths are capped at MAX_PATH_BYTES and walked in linear time. Linux only.
  */
-import { constants, readlinkSync } from 'node:fs';
+import { closeSync, constants, open as openFd, readlinkSync } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readlink, realpath, unlink } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 
@@ -26,18 +26,21 @@ export type OpenMode = 'read' | 'write' | 'dir';
 
 /** The daemon's files a tool must never open, even inside a session's cwd. */
 export interface Protected {
-  /** True when the file opened as `name` in directory `dir` is one of the daemon's own. */
-  isProtected(dir: FileHandle, name: string, file: FileHandle): Promise<boolean>;
+  /** True when the file opened (descriptor `fd`) as `name` in directory `dirFd` is one of the daemon's own. */
+  isProtected(dirFd: number, name: string, fd: number): Promise<boolean>;
   /** The same, for a file known by its real path `real` (the descriptor's, from /proc). */
-  isProtectedReal(real: string, file: FileHandle): Promise<boolean>;
+  isProtectedReal(real: string, fd: number): Promise<boolean>;
 }
 
 export interface Opened {
-  handle: FileHandle;
+  /** The open descriptor: what the tool reads, writes or lists. Valid until `close()`. */
+  fd: number;
   /** The descriptor's real path (inside the root). */
   real: string;
   /** Whether write mode created the file. */
   created: boolean;
+  /** Close the descriptor (the caller does, exactly once). */
+  close(): void | Promise<void>;
 }
 
 export type Confined = { ok: true; opened: Opened } | { ok: false; reason: string; code?: string };
@@ -208,12 +211,12 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
     };
     const real = await readlink(`/proc/self/fd/${handle.fd}`);
     if (!within(root, real)) return await refuse(viaLink.reason);
-    if (guard && (await guard.isProtected(dir, name, handle))) {
+    if (guard && (await guard.isProtected(dir.fd, name, handle.fd))) {
       return await refuse(`${path} is one of the daemon's own files (token, journal, configuration); it is never opened by a tool`);
     }
-    const opened = { handle, real, created };
+    const owned: FileHandle = handle;
     handle = null; // handed over to the caller
-    return { ok: true, opened };
+    return { ok: true, opened: { fd: owned.fd, real, created, close: () => owned.close() } };
   } catch (err) {
     await handle?.close().catch(() => {});
     return { ok: false, reason: (err as Error).message, ...(errno(err) && { code: errno(err)! }) };
@@ -223,6 +226,10 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
   }
 }
 
+/** open(2) through the thread pool, answering the bare descriptor (no FileHandle to close asynchronously). */
+const openDescriptor = (path: string, flags: number) =>
+  new Promise<number>((resolve, reject) => openFd(path, flags, (err, fd) => (err ? reject(err) : resolve(fd))));
+
 /**
  * The common case in one open: a path to read or list whose components are plain names
  * (`..` was resolved lexically) is opened directly, the kernel following any directory
@@ -230,20 +237,38 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
  * one of the daemon's files — the descriptor is what is read, so a link swapped after the
  * open changes nothing. Null (and the careful walk) for anything else: a final link, a
  * missing file, a path that resolves outside, so refusals get their exact reason.
+ * The descriptor is a bare one, closed synchronously (close(2) of a descriptor opened
+ * only to read or list returns at once): one thread-pool round trip per call, not two.
  */
 async function openDirect(root: string, parts: string[], mode: 'read' | 'dir', guard: Protected | undefined): Promise<Opened | null> {
-  let handle: FileHandle | null = null;
+  let fd = -1;
   try {
-    handle = await open(`${root}${sep}${parts.join(sep)}`, mode === 'dir' ? DIR_FLAGS : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    fd = await openDescriptor(`${root}${sep}${parts.join(sep)}`, mode === 'dir' ? DIR_FLAGS : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     // /proc/self/fd is kernel memory: read at once, without a thread-pool round trip.
-    const real = readlinkSync(`/proc/self/fd/${handle.fd}`);
-    if (!within(root, real) || (guard && (await guard.isProtectedReal(real, handle)))) {
-      await handle.close();
+    const real = readlinkSync(`/proc/self/fd/${fd}`);
+    if (!within(root, real) || (guard && (await guard.isProtectedReal(real, fd)))) {
+      closeSync(fd);
       return null;
     }
-    return { handle, real, created: false };
+    const opened = fd;
+    let open = true;
+    return {
+      fd: opened,
+      real,
+      created: false,
+      close: () => {
+        if (open) closeSync(opened);
+        open = false;
+      },
+    };
   } catch {
-    await handle?.close().catch(() => {});
+    if (fd >= 0) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* already closed */
+      }
+    }
     return null;
   }
 }

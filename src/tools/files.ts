@@ -4,8 +4,9 @@
  * Refusals and I/O failures come back as `{status: 'error'}` results the model can read;
  * these tools never throw.
  */
-import { fstatSync } from 'node:fs';
+import { fstatSync, ftruncate, read, readSync, writeFile } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { StringDecoder } from 'node:string_decoder';
 import type { Tool, ToolContext, ToolResult } from './types.js';
 import { type OpenMode, type Opened, openInside, type Protected } from './confine.js';
@@ -15,6 +16,16 @@ import { dataDirGuard } from './protect.js';
 export const READ_FILE_CAP_BYTES = 256 * 1024;
 /** Most entries `list_dir` returns. */
 export const LIST_DIR_CAP_ENTRIES = 1000;
+/**
+ * A file of at most this many bytes is read with one synchronous read(2) on its open
+ * descriptor (a regular file, fstat says): from the page cache that is a copy, cheaper
+ * than a thread-pool round trip; a larger one is read through the thread pool.
+ */
+export const SYNC_READ_BYTES = 64 * 1024;
+
+const readAsync = promisify(read);
+const ftruncateAsync = promisify(ftruncate);
+const writeFileAsync = promisify(writeFile);
 
 const pathParam = { type: 'string', description: 'Path relative to the working directory' };
 
@@ -64,7 +75,11 @@ async function withOpened(
   } catch (err) {
     return error(describe(err, target.shown));
   } finally {
-    await target.opened.handle.close().catch(() => {});
+    try {
+      await target.opened.close();
+    } catch {
+      /* a failed close loses nothing that was read; a write's errors surfaced before */
+    }
   }
 }
 
@@ -86,13 +101,14 @@ export function createFileTools(options: FileToolsOptions = {}): [read: Tool, wr
     },
     needsApproval: false,
     run: async (args, ctx) =>
-      withOpened(await confine(args, ctx, 'read', guard), async ({ handle }, shown) => {
+      withOpened(await confine(args, ctx, 'read', guard), async ({ fd }, shown) => {
         // fstat of an open descriptor answers from the inode at once: no thread-pool round trip.
-        const info = fstatSync(handle.fd);
+        const info = fstatSync(fd);
         if (info.isDirectory()) return error(`${shown} is a directory; use list_dir`);
         if (!info.isFile()) return error(`${shown} is not a regular file`);
         const buf = Buffer.alloc(Math.min(info.size, READ_FILE_CAP_BYTES));
-        const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+        const bytesRead =
+          buf.length <= SYNC_READ_BYTES ? readSync(fd, buf, 0, buf.length, 0) : (await readAsync(fd, buf, 0, buf.length, 0)).bytesRead;
         const bytes = buf.subarray(0, bytesRead);
         if (bytes.includes(0)) return error(`${shown} looks like a binary file (${info.size} bytes); not shown`);
         // StringDecoder holds back a multi-byte character cut by the cap.
@@ -118,11 +134,11 @@ export function createFileTools(options: FileToolsOptions = {}): [read: Tool, wr
     async run(args, ctx) {
       const content = args['content'];
       if (typeof content !== 'string') return error('the "content" argument must be a string');
-      return withOpened(await confine(args, ctx, 'write', guard), async ({ handle }, shown) => {
+      return withOpened(await confine(args, ctx, 'write', guard), async ({ fd }, shown) => {
         // Checked on the open descriptor: a FIFO or device is refused, never written or waited on.
-        if (!(await handle.stat()).isFile()) return error(`${shown} is not a regular file`);
-        await handle.truncate(0);
-        await handle.writeFile(content, 'utf8');
+        if (!fstatSync(fd).isFile()) return error(`${shown} is not a regular file`);
+        await ftruncateAsync(fd, 0);
+        await writeFileAsync(fd, content, 'utf8');
         return { status: 'ok', output: `wrote ${Buffer.byteLength(content)} bytes to ${shown}` };
       });
     },
@@ -137,8 +153,8 @@ export function createFileTools(options: FileToolsOptions = {}): [read: Tool, wr
     },
     needsApproval: false,
     run: async (args, ctx) =>
-      withOpened(await confine(args, ctx, 'dir', guard, '.'), async ({ handle }) => {
-        const entries = await readdir(`/proc/self/fd/${handle.fd}`, { withFileTypes: true });
+      withOpened(await confine(args, ctx, 'dir', guard, '.'), async ({ fd }) => {
+        const entries = await readdir(`/proc/self/fd/${fd}`, { withFileTypes: true });
         const names = entries
           .map((e) => e.name + (e.isDirectory() ? '/' : e.isSymbolicLink() ? '@' : ''))
           .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

@@ -4,7 +4,6 @@
  * refused by name in the data dir (also when they do not exist yet) and by identity
  * (device and inode), so a hard link or a bind mount elsewhere is refused too.
  */
-import type { FileHandle } from 'node:fs/promises';
 import { fstatSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -54,18 +53,18 @@ export function dataDirGuard(dataDir: string): Protected {
     return pending;
   };
   return {
-    async isProtected(dir: FileHandle, name: string, file: FileHandle): Promise<boolean> {
+    async isProtected(dirFd: number, name: string, fd: number): Promise<boolean> {
       const ids = await identities();
       // fstat of open descriptors answers from their inodes at once.
-      const [parent, opened] = [fstatSync(dir.fd), fstatSync(file.fd)];
+      const [parent, opened] = [fstatSync(dirFd), fstatSync(fd)];
       if (!ids.home) return false;
       if (same(opened, ids.home)) return false; // listing the data dir itself shows names only
       if (same(parent, ids.home) && DAEMON_FILES.includes(name)) return true;
       return ids.own.some((s) => same(s, opened));
     },
-    async isProtectedReal(real: string, file: FileHandle): Promise<boolean> {
+    async isProtectedReal(real: string, fd: number): Promise<boolean> {
       const ids = await identities();
-      const opened = fstatSync(file.fd);
+      const opened = fstatSync(fd);
       if (!ids.home) return false;
       if (same(opened, ids.home)) return false;
       if (dirname(real) === ids.homeReal && DAEMON_FILES.includes(basename(real))) return true;
