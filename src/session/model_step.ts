@@ -85,9 +85,12 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     const reasoning: ReasoningBlock[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
-    // Awaited even when answered at once: the request is built after the session actor has
-    // carried out the effects of the step that started this call (the transcript is complete).
-    const offer = await input.tools();
+    // Awaited only when MCP servers have to answer first. Answered at once, the request is
+    // still built after the session actor carried out the effects of the step that started
+    // this call: XState starts an invoked child in the same deferred queue as the emitted
+    // `change` effects, after them, so the transcript is complete when this runs.
+    const offered = input.tools();
+    const offer = offered instanceof Promise ? await offered : offered;
     if (controller.signal.aborted) return;
     if (offer.warnings.length > 0) sendBack({ type: 'model.warnings', messages: offer.warnings });
     lastChunkAt = Date.now();

@@ -42,7 +42,8 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
   );
   const flushOutput = () => output.flush();
   const run = async (): Promise<ToolResult> => {
-    const tool = await input.tool(input.call.tool);
+    const found = input.tool(input.call.tool);
+    const tool = found instanceof Promise ? await found : found;
     if (controller.signal.aborted) return { status: 'error', output: 'interrupted' };
     if (!tool) return { status: 'error', output: `unknown tool "${input.call.tool}"` };
     if (!input.commitStart()) return { status: 'error', output: 'not run: the journal could not record the start' };

@@ -28,8 +28,8 @@ export type OpenMode = 'read' | 'write' | 'dir';
 export interface Protected {
   /** True when the file opened (descriptor `fd`) as `name` in directory `dirFd` is one of the daemon's own. */
   isProtected(dirFd: number, name: string, fd: number): Promise<boolean>;
-  /** The same, for a file known by its real path `real` (the descriptor's, from /proc). */
-  isProtectedReal(real: string, fd: number): Promise<boolean>;
+  /** The same, for a file known by its real path `real` (the descriptor's, from /proc); answered at once when it can be. */
+  isProtectedReal(real: string, fd: number): boolean | Promise<boolean>;
 }
 
 export interface Opened {
@@ -59,18 +59,20 @@ const roots = new Map<string, { real: string; at: number }>();
 const ROOT_TTL_MS = 1000;
 
 /**
- * The real path of `cwd`. A cached value is at most a second old; it is only ever the
- * prefix every opened descriptor is checked against, so a stale one confines to what the
- * working directory really was a moment ago, never to somewhere else.
+ * The real path of `cwd`: a string when a lookup at most a second old is at hand, else a
+ * promise of one. A cached value is only ever the prefix every opened descriptor is checked
+ * against, so a stale one confines to what the working directory really was a moment ago,
+ * never to somewhere else.
  */
-async function realRoot(cwd: string): Promise<string> {
+function realRoot(cwd: string): string | Promise<string> {
   const hit = roots.get(cwd);
   const now = Date.now();
   if (hit && now - hit.at < ROOT_TTL_MS) return hit.real;
-  const real = await realpath(cwd);
-  if (roots.size >= 256) roots.clear();
-  roots.set(cwd, { real, at: now });
-  return real;
+  return realpath(cwd).then((real) => {
+    if (roots.size >= 256) roots.clear();
+    roots.set(cwd, { real, at: now });
+    return real;
+  });
 }
 
 /** Components of `abs` below the root (spelled as `cwd` or as its real path), or null when outside. */
@@ -91,7 +93,8 @@ export async function openInside(cwd: string, path: unknown, mode: OpenMode, gua
   if (Buffer.byteLength(path) > MAX_PATH_BYTES) return { ok: false, reason: `path is longer than ${MAX_PATH_BYTES} bytes` };
   let root: string;
   try {
-    root = await realRoot(cwd);
+    const known = realRoot(cwd);
+    root = typeof known === 'string' ? known : await known;
   } catch {
     return { ok: false, reason: `the working directory ${cwd} does not exist` };
   }
@@ -246,7 +249,8 @@ async function openDirect(root: string, parts: string[], mode: 'read' | 'dir', g
     fd = await openDescriptor(`${root}${sep}${parts.join(sep)}`, mode === 'dir' ? DIR_FLAGS : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     // /proc/self/fd is kernel memory: read at once, without a thread-pool round trip.
     const real = readlinkSync(`/proc/self/fd/${fd}`);
-    if (!within(root, real) || (guard && (await guard.isProtectedReal(real, fd)))) {
+    const guarded = guard ? guard.isProtectedReal(real, fd) : false;
+    if (!within(root, real) || (typeof guarded === 'boolean' ? guarded : await guarded)) {
       closeSync(fd);
       return null;
     }

@@ -39,9 +39,10 @@ export function dataDirGuard(dataDir: string): Protected {
   // token do not change; daemon.json and config.json are re-read within a second).
   let cached: Identities | null = null;
   let pending: Promise<Identities> | null = null;
-  const identities = async (): Promise<Identities> => {
-    if (cached && Date.now() - cached.at < IDENTITY_TTL_MS) return cached;
-    pending ??= (async () => {
+  /** The identities when a lookup at most IDENTITY_TTL_MS old is at hand. */
+  const fresh = (): Identities | null => (cached && Date.now() - cached.at < IDENTITY_TTL_MS ? cached : null);
+  const lookUp = (): Promise<Identities> =>
+    (pending ??= (async () => {
       const [homeReal, [home, ...files]] = await Promise.all([
         realpath(dataDir).catch(() => ''),
         Promise.all([dataDir, ...DAEMON_FILES.map((f) => join(dataDir, f))].map((p) => stat(p).catch(() => null))),
@@ -49,26 +50,27 @@ export function dataDirGuard(dataDir: string): Protected {
       cached = { at: Date.now(), home: home ?? null, homeReal, own: files.filter((f) => f !== null) };
       pending = null;
       return cached;
-    })();
-    return pending;
+    })());
+  const byReal = (ids: Identities, real: string, fd: number): boolean => {
+    // fstat of an open descriptor answers from its inode at once.
+    const opened = fstatSync(fd);
+    if (!ids.home) return false;
+    if (same(opened, ids.home)) return false;
+    if (dirname(real) === ids.homeReal && DAEMON_FILES.includes(basename(real))) return true;
+    return ids.own.some((s) => same(s, opened));
   };
   return {
     async isProtected(dirFd: number, name: string, fd: number): Promise<boolean> {
-      const ids = await identities();
-      // fstat of open descriptors answers from their inodes at once.
+      const ids = fresh() ?? (await lookUp());
       const [parent, opened] = [fstatSync(dirFd), fstatSync(fd)];
       if (!ids.home) return false;
       if (same(opened, ids.home)) return false; // listing the data dir itself shows names only
       if (same(parent, ids.home) && DAEMON_FILES.includes(name)) return true;
       return ids.own.some((s) => same(s, opened));
     },
-    async isProtectedReal(real: string, fd: number): Promise<boolean> {
-      const ids = await identities();
-      const opened = fstatSync(fd);
-      if (!ids.home) return false;
-      if (same(opened, ids.home)) return false;
-      if (dirname(real) === ids.homeReal && DAEMON_FILES.includes(basename(real))) return true;
-      return ids.own.some((s) => same(s, opened));
+    isProtectedReal(real: string, fd: number): boolean | Promise<boolean> {
+      const ids = fresh();
+      return ids ? byReal(ids, real, fd) : lookUp().then((i) => byReal(i, real, fd));
     },
   };
 }
