@@ -18,11 +18,12 @@ import { McpManager } from '../mcp/index.js';
 import { shellEnvPolicy, toolEnv } from '../tools/env.js';
 import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
-import type { OtherSession } from './deps.js';
+import type { OtherSession, SessionDeps } from './deps.js';
 import type { FaultCause } from './chart_types.js';
 import { Session } from './session.js';
 import { createDelegateTool, DELEGATE_TOOL } from './subagent.js';
 import { HostSubagents } from './subagent_host.js';
+import type { ToolboxFactory } from './session_ports.js';
 import { SessionToolbox } from './toolbox.js';
 import { baseTokens } from './context.js';
 import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
@@ -73,6 +74,10 @@ export class SessionHost implements SessionHostApi {
   /** The MCP servers, shared per (server, cwd) — see docs/tools.md "What is shared". */
   private readonly mcp: McpManager;
   private readonly subagents: HostSubagents;
+  /** What every session's actor is given (immutable): one object for all of them. */
+  private readonly deps: SessionDeps;
+  /** Builds a session's toolbox when it first needs one (an idle session holds none). */
+  private readonly toolbox: ToolboxFactory;
   /** Sessions whose actor stopped itself with its turn open, and why (until it is next hydrated). */
   private readonly faults = new Map<string, FaultCause>();
   private closed = false;
@@ -105,6 +110,25 @@ export class SessionHost implements SessionHostApi {
       readAfter: (id, after, limit) => this.journal.readAfter(id, after, limit),
       closing: () => this.closed,
     });
+    this.deps = {
+      config: options.config,
+      routes: this.routes,
+      tools: this.toolset.tools,
+      modelClient: options.modelClient ?? createModelClient,
+      newId: (prefix) => `${prefix}_${nanoid()}`,
+    };
+    const maxDepth = options.config.limits.max_subagent_depth;
+    this.toolbox = (session, mcp) => {
+      const delegate = createDelegateTool(
+        this.subagents,
+        () => {
+          const s = session.state;
+          return { session_id: s.session_id, cwd: s.cwd, approval_policy: s.approval_policy, route: s.model.route, depth: s.depth ?? 0 };
+        },
+        maxDepth,
+      );
+      return new SessionToolbox(new Map([...this.toolset.tools, [DELEGATE_TOOL, delegate]]), mcp);
+    };
   }
 
   /**
@@ -341,15 +365,6 @@ export class SessionHost implements SessionHostApi {
     const id = state.session_id;
     const fault = this.faults.get(id) ?? null;
     this.faults.delete(id);
-    const delegate = createDelegateTool(
-      this.subagents,
-      () => {
-        const s = session.state;
-        return { session_id: s.session_id, cwd: s.cwd, approval_policy: s.approval_policy, route: s.model.route, depth: s.depth ?? 0 };
-      },
-      config.limits.max_subagent_depth,
-    );
-    const builtins = new Map([...this.toolset.tools, [DELEGATE_TOOL, delegate]]);
     const session: Session = new Session({
       journal: this.journal,
       writer: this.writer,
@@ -357,14 +372,10 @@ export class SessionHost implements SessionHostApi {
       headSequence,
       groupCommitMs: config.journal.group_commit_ms,
       inboxCapacity: config.limits.inbox_capacity,
-      deps: {
-        config,
-        routes: this.routes,
-        tools: this.toolset.tools,
-        modelClient: this.options.modelClient ?? createModelClient,
-        newId: (prefix) => `${prefix}_${nanoid()}`,
-      },
-      toolbox: new SessionToolbox(builtins, this.mcp.toolset(state.cwd)),
+      deps: this.deps,
+      toolbox: this.toolbox,
+      // With MCP servers configured the session holds its servers from hydration on (shared, refcounted).
+      mcp: this.mcp.hasServers ? this.mcp.toolset(state.cwd) : null,
       childApproval: (s) => this.subagents.childApproval(s),
       lookupSession: (other) => this.lookup(other),
       ...(created && { created }),
