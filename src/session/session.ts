@@ -42,22 +42,33 @@ export interface SessionOptions {
   toolbox?: ToolboxFactory;
   /** The session's MCP toolset, acquired at hydration (absent or null: no MCP server is configured). */
   mcp?: McpToolset | null;
-  /** The approval a subagent of this session waits for (its parent descriptor's `pending_child_approval`). */
-  childApproval?(state: SessionState): PendingChildApproval | null;
-  /** Another session's summary for resume_session; null if none or invalid. */
-  lookupSession(sessionId: string): OtherSession | null;
+  /** What the session asks of its host and tells it (one object shared by the host's sessions). */
+  host: SessionHostHooks;
   /** A brand-new session: its first change (session_configured), committed with the session row. */
   created?: { at: number; change: Change };
   /** The previous actor of this session faulted with its turn open: fail that turn with this. */
   fault?: FaultCause | null;
-  /** Called when the session stopped itself (journal failures, an actor crash). */
-  onFault?: (cause: FaultCause) => void;
-  /** Cluster mode: a commit found this node's lease gone; the session stopped at once. */
-  onFenced?: () => void;
-  /** Called after every commit (the host uses it to track activity); not a subscriber. */
-  onCommit?: () => void;
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
+
+/**
+ * A session's side of its host: lookups and notifications, each naming the session, so
+ * that one object serves every session of the host (no closures per session).
+ */
+export interface SessionHostHooks {
+  /** The approval a subagent of this session waits for (its parent descriptor's `pending_child_approval`). */
+  childApproval?(state: SessionState): PendingChildApproval | null;
+  /** Another session's summary for resume_session; null if none or invalid. */
+  lookupSession(sessionId: string): OtherSession | null;
+  /** The session stopped itself (journal failures, an actor crash); `hydratedAfter`: the fault it was hydrated with, if any. */
+  onFault?(session: Session, cause: FaultCause, hydratedAfter: FaultCause | null): void;
+  /** Cluster mode: a commit found this node's lease gone; the session stopped at once. */
+  onFenced?(session: Session): void;
+  /** Called after every commit (the host uses it to track activity); not a subscriber. */
+  onCommit?(session: Session): void;
+}
+
+const NO_LISTENERS: ReadonlySet<never> = new Set();
 
 /** Consecutive failed commits after which the session stops instead of retrying. */
 const MAX_CONSECUTIVE_FAILURES = 2;
@@ -68,8 +79,9 @@ export class Session implements SessionHandle {
   private readonly inbox: Inbox;
   private readonly recorder: Recorder;
   private readonly ports: SessionPortsOf;
-  private readonly listeners = new Set<(batch: CommittedBatch) => void>();
-  private readonly stopListeners = new Set<(reason: string) => void>();
+  /** Batch subscribers and stop listeners, made on the first subscription (most resident sessions have none). */
+  private listeners: Set<(batch: CommittedBatch) => void> | null = null;
+  private stopListeners: Set<(reason: string) => void> | null = null;
   private pumping = false;
   private pumpAgain = false;
   private pumpScheduled = false;
@@ -98,8 +110,8 @@ export class Session implements SessionHandle {
       hooks: {
         committed: (batch) => {
           this.failures = 0;
-          options.onCommit?.();
-          for (const l of this.listeners) {
+          options.host.onCommit?.(this);
+          for (const l of this.listeners ?? NO_LISTENERS) {
             try {
               l(batch);
             } catch (err) {
@@ -176,7 +188,7 @@ export class Session implements SessionHandle {
 
   descriptor(): SessionDescriptor {
     const state = this.state;
-    return toDescriptor(state, this.recorder.headSequence, this.options.childApproval?.(state) ?? null);
+    return toDescriptor(state, this.recorder.headSequence, this.options.host.childApproval?.(state) ?? null);
   }
 
   /** The session's current state (read-only view, for the host and tests). */
@@ -185,17 +197,19 @@ export class Session implements SessionHandle {
   }
 
   subscribe(listener: (batch: CommittedBatch) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   onStopped(listener: (reason: string) => void): () => void {
-    this.stopListeners.add(listener);
-    return () => this.stopListeners.delete(listener);
+    const listeners = (this.stopListeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   get subscriberCount(): number {
-    return this.listeners.size;
+    return this.listeners?.size ?? 0;
   }
 
   headSequence(): number {
@@ -244,7 +258,7 @@ export class Session implements SessionHandle {
     if (error instanceof JournalFencedError) {
       this.options.log?.warn({ session_id: this.id, err: error }, 'fenced: this node lost the session; stopping its actor');
       this.fence(`session ${this.id} moved to another node (${error.message}); attach again to follow it there`);
-      this.options.onFenced?.();
+      this.options.host.onFenced?.(this);
       return;
     }
     this.failures++;
@@ -278,8 +292,8 @@ export class Session implements SessionHandle {
     for (const item of this.inbox.stop()) item.onRejected?.(reason);
     this.recorder.dispose();
     this.ports.closeTools();
-    for (const l of [...this.stopListeners]) l(reason);
-    if (cause) this.options.onFault?.(cause);
+    if (this.stopListeners) for (const l of [...this.stopListeners]) l(reason);
+    if (cause) this.options.host.onFault?.(this, cause, this.options.fault ?? null);
   }
 
   private send(event: SessionEvent): void {
@@ -301,7 +315,7 @@ export class Session implements SessionHandle {
     return {
       alreadyAdmitted: op.type === 'message' && this.options.journal.isAdmitted(this.id, id),
       headSequence: this.recorder.headSequence,
-      other: op.type === 'resume_session' ? this.options.lookupSession(op.session_id) : null,
+      other: op.type === 'resume_session' ? this.options.host.lookupSession(op.session_id) : null,
       tools: op.type === 'capability_command' && op.capability === 'session' && op.command === 'tools' ? this.ports.toolbox().listing() : null,
     };
   }
