@@ -46,6 +46,11 @@ export class McpManager {
     this.outputCapBytes = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
   }
 
+  /** Whether any MCP server is configured (none: every toolset would be empty). */
+  get hasServers(): boolean {
+    return Object.keys(this.servers).length > 0;
+  }
+
   /** The MCP tools of a session working in `cwd`; close() it when the session goes. */
   toolset(cwd: string): McpToolset {
     if (this.closed) return new McpToolset([], () => {}, this.outputCapBytes);

@@ -3,9 +3,8 @@
  * them lazily from their checkpoints, recovers those with unfinished work at start-up,
  * evicts quiet ones with no subscribers, and reads the journal for replay.
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { customAlphabet } from 'nanoid';
 import type { Logger } from 'pino';
 import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
 import { resolveRoutes, type Config } from '../config/config.js';
@@ -18,19 +17,18 @@ import { McpManager } from '../mcp/index.js';
 import { shellEnvPolicy, toolEnv } from '../tools/env.js';
 import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
-import type { OtherSession } from './deps.js';
+import type { OtherSession, SessionDeps } from './deps.js';
 import type { FaultCause } from './chart_types.js';
-import { Session } from './session.js';
-import { createDelegateTool, DELEGATE_TOOL } from './subagent.js';
+import { Session, type SessionHostHooks } from './session.js';
 import { HostSubagents } from './subagent_host.js';
-import { SessionToolbox } from './toolbox.js';
+import type { ToolboxFactory } from './session_ports.js';
 import { baseTokens } from './context.js';
-import { lacksContext, newSessionState, parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
+import { lacksContext, newSessionState, parseCheckpoint, type SessionState } from './state.js';
+import { nanoid, sharedDeps, toolboxFactory } from './host_wiring.js';
+import { listPage, otherSession } from './host_reads.js';
 import { systemPromptFor } from './system_prompt.js';
 import { cwdOf, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
 import { Tx } from './tx.js';
-
-const nanoid = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 16);
 
 export interface SessionHostOptions {
   dataDir: string;
@@ -73,6 +71,12 @@ export class SessionHost implements SessionHostApi {
   /** The MCP servers, shared per (server, cwd) — see docs/tools.md "What is shared". */
   private readonly mcp: McpManager;
   private readonly subagents: HostSubagents;
+  /** What every session's actor is given (immutable): one object for all of them. */
+  private readonly deps: SessionDeps;
+  /** Builds a session's toolbox when it first needs one (an idle session holds none). */
+  private readonly toolbox: ToolboxFactory;
+  /** The host's side of every session (lookups, faults, fencing, activity): one object for all of them. */
+  private readonly hooks: SessionHostHooks;
   /** Sessions whose actor stopped itself with its turn open, and why (until it is next hydrated). */
   private readonly faults = new Map<string, FaultCause>();
   private closed = false;
@@ -105,6 +109,18 @@ export class SessionHost implements SessionHostApi {
       readAfter: (id, after, limit) => this.journal.readAfter(id, after, limit),
       closing: () => this.closed,
     });
+    this.deps = sharedDeps(options.config, this.routes, this.toolset, options.modelClient ?? createModelClient);
+    this.toolbox = toolboxFactory(this.toolset, this.subagents, options.config.limits.max_subagent_depth);
+    this.hooks = {
+      childApproval: (s) => this.subagents.childApproval(s),
+      lookupSession: (other) => this.lookup(other),
+      onFault: (session, cause, hydratedAfter) => this.faulted(session, cause, hydratedAfter),
+      onCommit: (session) => this.touch(session),
+      onFenced: (session) => {
+        if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
+        this.options.ownership?.fenced(session.id);
+      },
+    };
   }
 
   /**
@@ -198,13 +214,7 @@ export class SessionHost implements SessionHostApi {
     const route = this.routes.get(routeName);
     if (!route) throw new AgentdError('invalid_frame', `config.model_route: unknown model route "${routeName}"`);
     const cwd = resolve(config.cwd ?? cfg.workspace ?? process.cwd());
-    let isDir = false;
-    try {
-      isDir = statSync(cwd).isDirectory();
-    } catch {
-      /* missing */
-    }
-    if (!isDir) {
+    if (!isDirectory(cwd)) {
       const field = config.cwd !== undefined ? 'config.cwd' : 'the configured workspace';
       throw new AgentdError('invalid_frame', `${field}: "${cwd}" is not an existing directory`);
     }
@@ -248,32 +258,11 @@ export class SessionHost implements SessionHostApi {
 
   /** Newest first; subagent sessions only with `include_children` (pages are filled past them). */
   list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {
-    const sessions: SessionDescriptor[] = [];
-    let before = options.before;
-    for (;;) {
-      const rows = this.journal.listSessions(options.limit + 1, before);
-      const page = rows.slice(0, options.limit);
-      for (const row of page) {
-        const live = this.sessions.get(row.sessionId);
-        let descriptor: SessionDescriptor;
-        try {
-          descriptor = live ? live.descriptor() : toDescriptor(parseCheckpoint(row.checkpoint), row.headSequence);
-        } catch (err) {
-          // One unreadable checkpoint must not hide every other session.
-          this.options.logger?.warn({ err, session_id: row.sessionId }, 'unreadable checkpoint left out of the list');
-          continue;
-        }
-        if (descriptor.parent_session_id !== null && !options.include_children) continue;
-        sessions.push(descriptor);
-        if (sessions.length === options.limit) {
-          const more = row !== rows[rows.length - 1];
-          return { sessions, next_before: more ? row.sessionId : null };
-        }
-      }
-      if (rows.length <= options.limit) return { sessions, next_before: null };
-      before = page[page.length - 1]!.sessionId;
-    }
+    return listPage(this.journal, (id) => this.sessions.get(id), options, (id, err) =>
+      this.options.logger?.warn({ err, session_id: id }, 'unreadable checkpoint left out of the list'),
+    );
   }
+
 
   open(sessionId: string): Session | null {
     if (this.closed) throw new AgentdError('stopped', 'the daemon is shutting down');
@@ -341,54 +330,38 @@ export class SessionHost implements SessionHostApi {
     const id = state.session_id;
     const fault = this.faults.get(id) ?? null;
     this.faults.delete(id);
-    const delegate = createDelegateTool(
-      this.subagents,
-      () => {
-        const s = session.state;
-        return { session_id: s.session_id, cwd: s.cwd, approval_policy: s.approval_policy, route: s.model.route, depth: s.depth ?? 0 };
-      },
-      config.limits.max_subagent_depth,
-    );
-    const builtins = new Map([...this.toolset.tools, [DELEGATE_TOOL, delegate]]);
-    const session: Session = new Session({
+    const session = new Session({
       journal: this.journal,
       writer: this.writer,
       state,
       headSequence,
       groupCommitMs: config.journal.group_commit_ms,
       inboxCapacity: config.limits.inbox_capacity,
-      deps: {
-        config,
-        routes: this.routes,
-        tools: this.toolset.tools,
-        modelClient: this.options.modelClient ?? createModelClient,
-        newId: (prefix) => `${prefix}_${nanoid()}`,
-      },
-      toolbox: new SessionToolbox(builtins, this.mcp.toolset(state.cwd)),
-      childApproval: (s) => this.subagents.childApproval(s),
-      lookupSession: (other) => this.lookup(other),
+      deps: this.deps,
+      toolbox: this.toolbox,
+      // With MCP servers configured the session holds its servers from hydration on (shared, refcounted).
+      mcp: this.mcp.hasServers ? this.mcp.toolset(state.cwd) : null,
+      host: this.hooks,
       ...(created && { created }),
       fault,
-      onFault: (cause) => {
-        if (this.sessions.get(id) === session) this.sessions.delete(id);
-        this.faults.set(id, cause);
-        // An actor crash ends its turn at once (a fresh actor fails it from the last
-        // checkpoint); a journal failure waits for the next attach (the disk may be full).
-        if (cause.code === 'internal' && !fault && !this.closed) queueMicrotask(() => this.reopenAfterFault(id));
-        // Cluster mode: a database outage is usually brief — the lease goes back, and the
-        // takeover scan (this node's or another's) resumes the turn once commits work again.
-        else if (cause.code === 'journal_write_failed') this.options.ownership?.evicted(id);
-      },
-      onCommit: () => this.touch(session),
-      onFenced: () => {
-        if (this.sessions.get(id) === session) this.sessions.delete(id);
-        this.options.ownership?.fenced(id);
-      },
       ...(logger && { log: logger }),
     });
     this.sessions.set(state.session_id, session);
     session.start();
     return session;
+  }
+
+  /** A session stopped itself (`hydratedAfter`: the fault its actor was hydrated with). */
+  private faulted(session: Session, cause: FaultCause, hydratedAfter: FaultCause | null): void {
+    const id = session.id;
+    if (this.sessions.get(id) === session) this.sessions.delete(id);
+    this.faults.set(id, cause);
+    // An actor crash ends its turn at once (a fresh actor fails it from the last
+    // checkpoint); a journal failure waits for the next attach (the disk may be full).
+    if (cause.code === 'internal' && !hydratedAfter && !this.closed) queueMicrotask(() => this.reopenAfterFault(id));
+    // Cluster mode: a database outage is usually brief — the lease goes back, and the
+    // takeover scan (this node's or another's) resumes the turn once commits work again.
+    else if (cause.code === 'journal_write_failed') this.options.ownership?.evicted(id);
   }
 
   /** Hydrate a session whose actor crashed, so its open turn is failed and committed now. */
@@ -404,23 +377,7 @@ export class SessionHost implements SessionHostApi {
   /** Another session as resume_session shows it: its descriptor's summary, if its checkpoint names it. */
   private lookup(sessionId: string): OtherSession | null {
     const live = this.sessions.get(sessionId);
-    const stored = live ? null : this.journal.loadSession(sessionId);
-    let state: SessionState;
-    try {
-      state = live ? live.state : parseCheckpoint(stored!.checkpoint);
-    } catch {
-      return null;
-    }
-    if (!live && !stored) return null;
-    if (state.session_id !== sessionId) return null;
-    return {
-      session_id: state.session_id,
-      title: state.title,
-      cwd: state.cwd,
-      model: state.model,
-      head_sequence: live ? live.headSequence() : stored!.headSequence,
-      status: sessionStatus(state),
-    };
+    return otherSession(sessionId, live, live ? null : this.journal.loadSession(sessionId));
   }
 
   /** Activity on a session pushes its eviction back (a timer refresh: this runs per commit). */

@@ -356,8 +356,7 @@ export const sessionMachine = setup({
             src: 'toolRun',
             input: ({ context }): ToolRunInput => {
               const call = context.state.turn!.calls[0]!.call;
-              const { tool, commitStart, inboxEmpty } = context.ports;
-              return { call, tool, cwd: context.state.cwd, commitStart, inboxEmpty };
+              return { call, ports: context.ports, cwd: context.state.cwd };
             },
           },
           on: {

@@ -75,7 +75,7 @@ export function modelStepInput(state: SessionState, deps: SessionDeps, ports: Se
         { name: call.route, resolved: call.resolved, reasoning_effort: call.reasoning_effort },
         ports.modelContext(),
       ),
-    tools: ports.offerTools,
+    tools: () => ports.offerTools(),
     idleTimeoutMs: deps.config.limits.model_idle_timeout_ms,
   };
 }

@@ -64,8 +64,11 @@ export class Recorder implements WriteSource {
   private head: number;
   private createdAt: number | undefined;
   private taken: Taken | null = null;
-  /** The last checkpoint serialized, and what it was serialized from (deltas leave the state as it was). */
-  private checkpointCache = { state: null as SessionState | null, transcriptLength: -1, lastIngress: -1, json: '' };
+  /**
+   * The last checkpoint serialized, and what it was serialized from (deltas leave the state
+   * as it was): kept while work is unfinished, dropped once a commit leaves the session idle.
+   */
+  private checkpointCache: { state: SessionState; transcriptLength: number; lastIngress: number; json: string } | null = null;
 
   constructor(private readonly options: RecorderOptions) {
     this.latest = options.state;
@@ -170,6 +173,8 @@ export class Recorder implements WriteSource {
     this.createdAt = undefined;
     transcript.markCommitted(taken.transcriptLength);
     this.committedState = taken.state;
+    // The cache serves a running turn's delta batches; an idle session need not hold its checkpoint's JSON.
+    if (!taken.write.unfinished) this.checkpointCache = null;
     for (const a of taken.admissions) {
       const cb = a.onAdmitted;
       if (cb) queueMicrotask(() => cb('accepted'));
@@ -187,13 +192,10 @@ export class Recorder implements WriteSource {
   private checkpointJson(state: SessionState, transcriptLength: number): string {
     const lastIngress = this.options.lastIngress();
     const c = this.checkpointCache;
-    if (c.state !== state || c.transcriptLength !== transcriptLength || c.lastIngress !== lastIngress) {
-      c.json = JSON.stringify({ ...state, transcript_length: transcriptLength, last_ingress_seq: lastIngress });
-      c.state = state;
-      c.transcriptLength = transcriptLength;
-      c.lastIngress = lastIngress;
-    }
-    return c.json;
+    if (c && c.state === state && c.transcriptLength === transcriptLength && c.lastIngress === lastIngress) return c.json;
+    const json = JSON.stringify({ ...state, transcript_length: transcriptLength, last_ingress_seq: lastIngress });
+    this.checkpointCache = { state, transcriptLength, lastIngress, json };
+    return json;
   }
 
   private scheduleGroupCommit(): void {

@@ -9,17 +9,19 @@
 import { createActor, type Actor } from 'xstate';
 import type { AdmissionOutcome, EnqueueResult, SessionDescriptor, Submission } from '../../protocol/index.js';
 import type { CommittedBatch, SessionJournal } from '../journal/journal.js';
+import type { McpToolset } from '../mcp/index.js';
 import type { TranscriptItem } from './context.js';
 import type { SharedWriter } from '../journal/writer.js';
 import { queueFullMessage, queueIsFull } from './admission.js';
 import type { SessionHandle } from './api.js';
-import type { OtherSession, SessionDeps, SessionPorts } from './deps.js';
+import type { OtherSession, SessionDeps } from './deps.js';
 import { JournalFencedError } from '../journal/store.js';
 import { Inbox, type InboxItem } from './inbox.js';
-import type { FaultCause, SessionEvent, SubmissionFacts } from './chart_types.js';
+import type { FaultCause, SessionEffect, SessionEvent, SubmissionFacts } from './chart_types.js';
 import { sessionMachine } from './machine.js';
 import { Recorder } from './recorder.js';
 import { toDescriptor, type PendingChildApproval, type SessionState } from './state.js';
+import { SessionPortsOf, type ToolboxFactory } from './session_ports.js';
 import { SessionToolbox } from './toolbox.js';
 import { Transcript } from './transcript.js';
 import type { Change } from './tx.js';
@@ -33,24 +35,40 @@ export interface SessionOptions {
   groupCommitMs: number;
   inboxCapacity: number;
   deps: SessionDeps;
-  /** The session's tools (built-in, delegate, MCP); closed when the session stops. Default: deps.tools only. */
-  toolbox?: SessionToolbox;
-  /** The approval a subagent of this session waits for (its parent descriptor's `pending_child_approval`). */
-  childApproval?(state: SessionState): PendingChildApproval | null;
-  /** Another session's summary for resume_session; null if none or invalid. */
-  lookupSession(sessionId: string): OtherSession | null;
+  /**
+   * Builds the session's tools (built-in, delegate, MCP) when first needed — a model call's
+   * offer, a tool call, `session tools`; closed when the session stops. Default: deps.tools only.
+   */
+  toolbox?: ToolboxFactory;
+  /** The session's MCP toolset, acquired at hydration (absent or null: no MCP server is configured). */
+  mcp?: McpToolset | null;
+  /** What the session asks of its host and tells it (one object shared by the host's sessions). */
+  host: SessionHostHooks;
   /** A brand-new session: its first change (session_configured), committed with the session row. */
   created?: { at: number; change: Change };
   /** The previous actor of this session faulted with its turn open: fail that turn with this. */
   fault?: FaultCause | null;
-  /** Called when the session stopped itself (journal failures, an actor crash). */
-  onFault?: (cause: FaultCause) => void;
-  /** Cluster mode: a commit found this node's lease gone; the session stopped at once. */
-  onFenced?: () => void;
-  /** Called after every commit (the host uses it to track activity); not a subscriber. */
-  onCommit?: () => void;
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
+
+/**
+ * A session's side of its host: lookups and notifications, each naming the session, so
+ * that one object serves every session of the host (no closures per session).
+ */
+export interface SessionHostHooks {
+  /** The approval a subagent of this session waits for (its parent descriptor's `pending_child_approval`). */
+  childApproval?(state: SessionState): PendingChildApproval | null;
+  /** Another session's summary for resume_session; null if none or invalid. */
+  lookupSession(sessionId: string): OtherSession | null;
+  /** The session stopped itself (journal failures, an actor crash); `hydratedAfter`: the fault it was hydrated with, if any. */
+  onFault?(session: Session, cause: FaultCause, hydratedAfter: FaultCause | null): void;
+  /** Cluster mode: a commit found this node's lease gone; the session stopped at once. */
+  onFenced?(session: Session): void;
+  /** Called after every commit (the host uses it to track activity); not a subscriber. */
+  onCommit?(session: Session): void;
+}
+
+const NO_LISTENERS: ReadonlySet<never> = new Set();
 
 /** Consecutive failed commits after which the session stops instead of retrying. */
 const MAX_CONSECUTIVE_FAILURES = 2;
@@ -60,16 +78,18 @@ export class Session implements SessionHandle {
   private readonly actor: Actor<typeof sessionMachine>;
   private readonly inbox: Inbox;
   private readonly recorder: Recorder;
-  private readonly toolbox: SessionToolbox;
-  private readonly listeners = new Set<(batch: CommittedBatch) => void>();
-  private readonly stopListeners = new Set<(reason: string) => void>();
+  private readonly ports: SessionPortsOf;
+  /** Batch subscribers and stop listeners, made on the first subscription (most resident sessions have none). */
+  private listeners: Set<(batch: CommittedBatch) => void> | null = null;
+  private stopListeners: Set<(reason: string) => void> | null = null;
   private pumping = false;
   private pumpAgain = false;
   private pumpScheduled = false;
   private failures = 0;
   private stopped = false;
-  /** The cutoff the actor is waiting on: taken when it entered draining/boundary. */
-  private cutoff = { epoch: 0, seq: 0 };
+  /** The cutoff the actor is waiting on (taken when it entered draining/boundary): its epoch and ingress sequence. */
+  private cutoffEpoch = 0;
+  private cutoffSeq = 0;
 
   constructor(private readonly options: SessionOptions) {
     const { journal, state } = options;
@@ -90,8 +110,8 @@ export class Session implements SessionHandle {
       hooks: {
         committed: (batch) => {
           this.failures = 0;
-          options.onCommit?.();
-          for (const l of this.listeners) {
+          options.host.onCommit?.(this);
+          for (const l of this.listeners ?? NO_LISTENERS) {
             try {
               l(batch);
             } catch (err) {
@@ -102,35 +122,46 @@ export class Session implements SessionHandle {
         failed: (error, committed) => this.commitFailed(error, committed),
       },
     });
-    this.toolbox = options.toolbox ?? new SessionToolbox(options.deps.tools, null);
-    const ports: SessionPorts = {
-      context: () => transcript.all(),
-      modelContext: () => transcript.modelContext(),
-      commitStart: () => this.recorder.flush(),
-      inboxEmpty: () => this.inbox.size === 0,
-      offerTools: () => this.toolbox.offer(),
-      tool: (name) => this.toolbox.tool(name),
-    };
+    this.ports = new SessionPortsOf(transcript, this.recorder, this.inbox, this, options.toolbox ?? defaultToolbox(options.deps), options.mcp ?? null);
+    const { ports } = this;
     this.actor = createActor(sessionMachine, { input: { state, deps: options.deps, ports, fault: options.fault ?? null } });
-    this.actor.on('change', ({ change }) => this.recorder.record(change));
-    this.actor.on('rollback', () => this.recorder.discardPending());
-    this.actor.on('already_accepted', ({ item }) => {
-      const cb = item.onAdmitted;
-      if (cb) queueMicrotask(() => cb('already_accepted'));
-    });
-    this.actor.on('refused', ({ item, code, message }) => {
-      const cb = item.onRejected;
-      if (cb) queueMicrotask(() => cb(message, code));
-    });
+    // One listener for every effect (a listener per effect type costs a Set and a bound function each, per session).
+    this.actor.on('*', (effect) => this.carryOut(effect));
     this.actor.subscribe({
       next: (snapshot) => {
         const { atCutoff, cutoffEpoch } = snapshot.context;
         // The cutoff is the last ingress sequence assigned when the actor got there.
-        if (atCutoff && cutoffEpoch !== this.cutoff.epoch) this.cutoff = { epoch: cutoffEpoch, seq: this.inbox.lastAssigned };
+        if (atCutoff && cutoffEpoch !== this.cutoffEpoch) {
+          this.cutoffEpoch = cutoffEpoch;
+          this.cutoffSeq = this.inbox.lastAssigned;
+        }
         if (atCutoff || this.inbox.size > 0) this.schedulePump();
       },
       error: (err) => this.crashed(err),
     });
+  }
+
+  /** An effect the actor emitted, carried out in order. */
+  private carryOut(effect: SessionEffect): void {
+    switch (effect.type) {
+      case 'change':
+        this.recorder.record(effect.change);
+        return;
+      case 'rollback':
+        this.recorder.discardPending();
+        return;
+      case 'already_accepted': {
+        const cb = effect.item.onAdmitted;
+        if (cb) queueMicrotask(() => cb('already_accepted'));
+        return;
+      }
+      case 'refused': {
+        const cb = effect.item.onRejected;
+        const { code, message } = effect;
+        if (cb) queueMicrotask(() => cb(message, code));
+        return;
+      }
+    }
   }
 
   /** Start the actor (hydration and, for unfinished work, recovery happen here). */
@@ -157,7 +188,7 @@ export class Session implements SessionHandle {
 
   descriptor(): SessionDescriptor {
     const state = this.state;
-    return toDescriptor(state, this.recorder.headSequence, this.options.childApproval?.(state) ?? null);
+    return toDescriptor(state, this.recorder.headSequence, this.options.host.childApproval?.(state) ?? null);
   }
 
   /** The session's current state (read-only view, for the host and tests). */
@@ -166,17 +197,19 @@ export class Session implements SessionHandle {
   }
 
   subscribe(listener: (batch: CommittedBatch) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   onStopped(listener: (reason: string) => void): () => void {
-    this.stopListeners.add(listener);
-    return () => this.stopListeners.delete(listener);
+    const listeners = (this.stopListeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   get subscriberCount(): number {
-    return this.listeners.size;
+    return this.listeners?.size ?? 0;
   }
 
   headSequence(): number {
@@ -202,7 +235,7 @@ export class Session implements SessionHandle {
     this.actor.send({ type: 'stop' });
     this.recorder.dispose();
     this.actor.stop();
-    this.toolbox.close();
+    this.ports.closeTools();
   }
 
   /**
@@ -225,7 +258,7 @@ export class Session implements SessionHandle {
     if (error instanceof JournalFencedError) {
       this.options.log?.warn({ session_id: this.id, err: error }, 'fenced: this node lost the session; stopping its actor');
       this.fence(`session ${this.id} moved to another node (${error.message}); attach again to follow it there`);
-      this.options.onFenced?.();
+      this.options.host.onFenced?.(this);
       return;
     }
     this.failures++;
@@ -258,9 +291,9 @@ export class Session implements SessionHandle {
     this.stopped = true;
     for (const item of this.inbox.stop()) item.onRejected?.(reason);
     this.recorder.dispose();
-    this.toolbox.close();
-    for (const l of [...this.stopListeners]) l(reason);
-    if (cause) this.options.onFault?.(cause);
+    this.ports.closeTools();
+    if (this.stopListeners) for (const l of [...this.stopListeners]) l(reason);
+    if (cause) this.options.host.onFault?.(this, cause, this.options.fault ?? null);
   }
 
   private send(event: SessionEvent): void {
@@ -282,8 +315,8 @@ export class Session implements SessionHandle {
     return {
       alreadyAdmitted: op.type === 'message' && this.options.journal.isAdmitted(this.id, id),
       headSequence: this.recorder.headSequence,
-      other: op.type === 'resume_session' ? this.options.lookupSession(op.session_id) : null,
-      tools: op.type === 'capability_command' && op.capability === 'session' && op.command === 'tools' ? this.toolbox.listing() : null,
+      other: op.type === 'resume_session' ? this.options.host.lookupSession(op.session_id) : null,
+      tools: op.type === 'capability_command' && op.capability === 'session' && op.command === 'tools' ? this.ports.toolbox().listing() : null,
     };
   }
 
@@ -300,7 +333,7 @@ export class Session implements SessionHandle {
         while (!this.stopped) {
           const { atCutoff } = this.actor.getSnapshot().context;
           const item = this.inbox.peek();
-          if (atCutoff && (!item || item.ingress_seq > this.cutoff.seq)) {
+          if (atCutoff && (!item || item.ingress_seq > this.cutoffSeq)) {
             const stepBoundary = this.actor.getSnapshot().matches({ turn: 'boundary' });
             this.send({ type: 'cutoff.reached' });
             // At a step boundary the change (the last tool result) rides in the next commit —
@@ -319,4 +352,9 @@ export class Session implements SessionHandle {
       this.pumping = false;
     }
   }
+}
+
+/** The tools of a session given no toolbox factory: deps.tools only. */
+function defaultToolbox(deps: SessionDeps): ToolboxFactory {
+  return (_session, mcp) => new SessionToolbox(deps.tools, mcp);
 }

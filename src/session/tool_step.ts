@@ -5,21 +5,23 @@
 import { fromCallback } from 'xstate';
 import type { ExecOutputDeltaMsg, ToolCallStatus } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
-import type { Tool, ToolResult } from '../tools/types.js';
+import type { ToolResult } from '../tools/types.js';
 import { Coalescer } from './coalescer.js';
 import { cutToolOutput, type TranscriptItem } from './context.js';
+import type { SessionPorts } from './deps.js';
 import type { CallState } from './state.js';
 import type { Tx } from './tx.js';
 
 export interface ToolRunInput {
   call: ToolCallRequest;
-  /** Finds the tool the call names (built-in, delegate or MCP) when it runs. */
-  tool(name: string): Tool | undefined | Promise<Tool | undefined>;
   cwd: string;
-  /** Commit the "started" checkpoint before anything runs (no silent re-run after a crash). */
-  commitStart(): boolean;
-  /** No submission waits in the session's inbox (looked up as the result is handed over). */
-  inboxEmpty(): boolean;
+  /**
+   * The session's ports: `tool` finds the tool the call names (built-in, delegate or MCP)
+   * when it runs; `commitStart` commits the "started" checkpoint before anything runs (no
+   * silent re-run after a crash); `inboxEmpty` — no submission waits in the session's inbox
+   * (looked up as the result is handed over).
+   */
+  ports: Pick<SessionPorts, 'tool' | 'commitStart' | 'inboxEmpty'>;
 }
 
 export type ToolEvent =
@@ -42,11 +44,11 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
   );
   const flushOutput = () => output.flush();
   const run = async (): Promise<ToolResult> => {
-    const found = input.tool(input.call.tool);
+    const found = input.ports.tool(input.call.tool);
     const tool = found instanceof Promise ? await found : found;
     if (controller.signal.aborted) return { status: 'error', output: 'interrupted' };
     if (!tool) return { status: 'error', output: `unknown tool "${input.call.tool}"` };
-    if (!input.commitStart()) return { status: 'error', output: 'not run: the journal could not record the start' };
+    if (!input.ports.commitStart()) return { status: 'error', output: 'not run: the journal could not record the start' };
     return tool.run(input.call.arguments, {
       cwd: input.cwd,
       signal: controller.signal,
@@ -69,7 +71,7 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
         if (controller.signal.aborted) return;
         flushOutput();
         finished = true;
-        sendBack({ type: 'tool.done', result, inboxEmpty: input.inboxEmpty() });
+        sendBack({ type: 'tool.done', result, inboxEmpty: input.ports.inboxEmpty() });
       });
   });
   return () => {
