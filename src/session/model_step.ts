@@ -38,6 +38,8 @@ type Piece = string | { reasoning: string };
 
 /** Consecutive pieces of one kind, as one actor event each. */
 function runsOf(items: Piece[]): ModelEvent[] {
+  // The common case, text only: the gathered array is the event's (no copy).
+  if (items.every((p) => typeof p === 'string')) return [{ type: 'model.deltas', deltas: items as string[] }];
   const out: Array<{ type: 'model.deltas' | 'model.reasoning'; deltas: string[] }> = [];
   for (const p of items) {
     const type = typeof p === 'string' ? 'model.deltas' : 'model.reasoning';
