@@ -4,7 +4,7 @@
  * refused by name in the data dir (also when they do not exist yet) and by identity
  * (device and inode), so a hard link or a bind mount elsewhere is refused too.
  */
-import { fstatSync } from 'node:fs';
+import { fstatSync, type Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Protected } from './confine.js';
@@ -51,22 +51,23 @@ export function dataDirGuard(dataDir: string): Protected {
       pending = null;
       return cached;
     })());
-  const byReal = (ids: Identities, real: string, fd: number): boolean => {
-    // fstat of an open descriptor answers from its inode at once.
-    const opened = fstatSync(fd);
-    if (!ids.home) return false;
-    if (same(opened, ids.home)) return false;
-    if (dirname(real) === ids.homeReal && DAEMON_FILES.includes(basename(real))) return true;
-    return ids.own.some((s) => same(s, opened));
+  /**
+   * The verdict on an opened file (`opened`: its fstat) given whether it is named as one of
+   * the daemon's files in the data dir: the data dir itself is not protected (listing it
+   * shows names only); a daemon file is, by name or by identity anywhere.
+   */
+  const verdict = (ids: Identities, opened: Stats, named: boolean): boolean => {
+    if (!ids.home || same(opened, ids.home)) return false;
+    return named || ids.own.some((s) => same(s, opened));
   };
+  // fstat of an open descriptor answers from its inode at once.
+  const byReal = (ids: Identities, real: string, fd: number): boolean =>
+    verdict(ids, fstatSync(fd), dirname(real) === ids.homeReal && DAEMON_FILES.includes(basename(real)));
   return {
     async isProtected(dirFd: number, name: string, fd: number): Promise<boolean> {
       const ids = fresh() ?? (await lookUp());
-      const [parent, opened] = [fstatSync(dirFd), fstatSync(fd)];
-      if (!ids.home) return false;
-      if (same(opened, ids.home)) return false; // listing the data dir itself shows names only
-      if (same(parent, ids.home) && DAEMON_FILES.includes(name)) return true;
-      return ids.own.some((s) => same(s, opened));
+      const named = ids.home !== null && same(fstatSync(dirFd), ids.home) && DAEMON_FILES.includes(name);
+      return verdict(ids, fstatSync(fd), named);
     },
     isProtectedReal(real: string, fd: number): boolean | Promise<boolean> {
       const ids = fresh();
