@@ -93,6 +93,10 @@ export class Recorder implements WriteSource {
   /**
    * Add a change to the next commit. Its events may span batches (a batch stays within
    * the frame bound); they and the state after them are committed in one transaction.
+   * The change is consumed: its arrays are emptied once their contents are here. The
+   * emitted effect that carried it may already be garbage in the old generation, which the
+   * young generation's collections still treat as live; emptied, it no longer keeps a
+   * change's worth of event strings alive through them (docs/performance.md, streaming).
    */
   record(change: Change): void {
     change.items.forEach((item, i) => this.options.transcript.append(item, change.itemsJson?.[i]));
@@ -113,6 +117,9 @@ export class Recorder implements WriteSource {
     }
     this.latest = change.state;
     if (change.admission) this.admissions.push(change.admission);
+    change.entries.length = 0;
+    change.items.length = 0;
+    if (change.itemsJson) change.itemsJson.length = 0;
     if (this.pendingEvents >= MAX_BATCH_EVENTS || this.pendingBytes >= GROUP_COMMIT_BYTES) this.flush();
     else if (this.pendingEvents > 0) this.scheduleGroupCommit();
   }

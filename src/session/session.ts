@@ -24,7 +24,7 @@ import { toDescriptor, type PendingChildApproval, type SessionState } from './st
 import { SessionPortsOf, type ToolboxFactory } from './session_ports.js';
 import { SessionToolbox } from './toolbox.js';
 import { Transcript } from './transcript.js';
-import { releaseChange, type Change } from './tx.js';
+import type { Change } from './tx.js';
 
 export interface SessionOptions {
   journal: SessionJournal;
@@ -146,7 +146,6 @@ export class Session implements SessionHandle {
     switch (effect.type) {
       case 'change':
         this.recorder.record(effect.change);
-        releaseChange(effect.change);
         return;
       case 'rollback':
         this.recorder.discardPending();

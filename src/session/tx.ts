@@ -144,16 +144,3 @@ export class Tx {
     return turn;
   }
 }
-
-/**
- * Empty a Change the Recorder has taken (its events and items are in the Recorder now). The
- * emitted effect that carried it may already be garbage in the old generation, which the
- * young generation's collections still treat as live: emptied, it no longer keeps a
- * change's worth of event strings alive through them (streaming: ~20% less promoted to the
- * old generation; docs/performance.md).
- */
-export function releaseChange(change: Change): void {
-  change.entries.length = 0;
-  change.items.length = 0;
-  if (change.itemsJson) change.itemsJson.length = 0;
-}
