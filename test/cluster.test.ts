@@ -117,6 +117,14 @@ async function threeWatchers(cl: Cluster, creator: ClusterNode, config: Record<s
   return { s, cwd, head, client: (id: string) => byNode.get(id)!, log: (id: string) => logs.get(id)!, logs: () => [...logs.values()] };
 }
 
+/** Node a makes a session (approval "auto") watched on all three nodes and starts a `!sleep` turn there, id "long". */
+async function longTurnOnA(cl: Cluster, sleepMs: number) {
+  const a = cl.node('a');
+  const w = await threeWatchers(cl, a, { approval_policy: 'auto' });
+  await w.client('a').submitMessage(w.s, `!sleep ${sleepMs}`, 'long');
+  return { a, w, s: w.s, cb: w.client('b'), cc: w.client('c') };
+}
+
 /** Run a test body; on failure add the database's backends and every node's logs to the error. */
 function withLogs(cl: Cluster, fn: () => Promise<void>): Promise<void> {
   return fn().catch(async (err: Error) => {
@@ -219,12 +227,7 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
   test('kill -9 of the owner mid-turn: the turn continues on a live node, watchers see it end, nothing lost or duplicated', async () => {
     const cl = await startCluster(pg(), { config: { approval_policy: 'auto', limits: { inbox_capacity: 1000 } } });
     await withLogs(cl, async () => {
-      const a = cl.node('a');
-      const w = await threeWatchers(cl, a, { approval_policy: 'auto' });
-      const s = w.s;
-      const cb = w.client('b');
-      const cc = w.client('c');
-      await w.client('a').submitMessage(s, '!sleep 3000', 'long');
+      const { a, w, s, cb, cc } = await longTurnOnA(cl, 3000);
       await cc.submitMessage(s, 'behind', 'behind');
       await cb.until(() => cb.events(s).find((m) => m.type === 'user_message' && m.text === 'behind'), 10_000, 'behind admitted');
       await cb.waitForEvent(s, (m) => m.type === 'agent_message_delta');
@@ -300,12 +303,7 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
   test('a partitioned owner (its PostgreSQL backends terminated for longer than lease_ms) is fenced: another node takes over, the old owner commits nothing more', async () => {
     const cl = await startCluster(pg(), { config: { approval_policy: 'auto' } });
     await withLogs(cl, async () => {
-      const a = cl.node('a');
-      const w = await threeWatchers(cl, a, { approval_policy: 'auto' });
-      const s = w.s;
-      const cb = w.client('b');
-      const cc = w.client('c');
-      await w.client('a').submitMessage(s, '!sleep 5000', 'long');
+      const { a, w, s, cb, cc } = await longTurnOnA(cl, 5000);
       await cb.waitForEvent(s, (m) => m.type === 'agent_message_delta');
       const cutAt = Date.now();
       const partition = cl.partition('a', LEASE_MS + 2000);
@@ -347,11 +345,7 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
   test('an owner whose PostgreSQL backends are terminated over and over (it reconnects each time) keeps one writer and a sound journal; the session works afterwards', async () => {
     const cl = await startCluster(pg(), { config: { approval_policy: 'auto' } });
     await withLogs(cl, async () => {
-      const a = cl.node('a');
-      const w = await threeWatchers(cl, a, { approval_policy: 'auto' });
-      const s = w.s;
-      const cb = w.client('b');
-      await w.client('a').submitMessage(s, '!sleep 3000', 'long');
+      const { a, w, s, cb } = await longTurnOnA(cl, 3000);
       await cb.submitMessage(s, 'behind', 'behind');
       await cb.waitForEvent(s, (m) => m.type === 'agent_message_delta');
       const terminated = await cl.partition('a', LEASE_MS + 2000, { block: false, everyMs: 100 });
@@ -381,11 +375,7 @@ describe.runIf(havePostgres)('cluster mode: three nodes on one PostgreSQL', () =
   test('SIGTERM of the owner with a running and a queued turn: another node takes over at once and finishes both', async () => {
     const cl = await startCluster(pg(), { config: { approval_policy: 'auto' } });
     await withLogs(cl, async () => {
-      const a = cl.node('a');
-      const w = await threeWatchers(cl, a, { approval_policy: 'auto' });
-      const s = w.s;
-      const cb = w.client('b');
-      await w.client('a').submitMessage(s, '!sleep 4000', 'long');
+      const { a, w, s, cb } = await longTurnOnA(cl, 4000);
       await cb.submitMessage(s, 'behind', 'behind');
       await cb.until(() => cb.events(s).find((m) => m.type === 'user_message' && m.text === 'behind'), 10_000, 'behind admitted');
       await cb.waitForEvent(s, (m) => m.type === 'agent_message_delta');
