@@ -1,7 +1,8 @@
 /**
  * The session statechart alone, under XState's pure `transition()`: no actor, no journal,
  * no I/O. Guards and actions see only the context and the event; what a change produces is
- * an emitted `change` effect. Covers the cutoff, approval and interrupt paths.
+ * an emitted `change` effect (or, when streaming, `context.streamed`). Covers the cutoff,
+ * approval, interrupt and streaming paths.
  */
 import { initialTransition, type AnyMachineSnapshot } from 'xstate';
 import { describe, expect, test } from 'vitest';
@@ -65,6 +66,38 @@ describe('session chart under transition()', () => {
     expect(started(r.next).calls[0]).toMatchObject({ approved: true, started: true });
     // The start is a checkpoint change; it is committed by the tool's child, not the chart.
     expect(r.effects.filter((e) => e.type === 'change')).toHaveLength(2);
+  });
+
+  test('streaming: deltas, thinking and tool output leave one change each in context.streamed; nothing is emitted, no child starts', () => {
+    let s = step(setupChart('auto'), submission({ id: 'm1', op: { type: 'message', text: 'go' } })).next;
+    const turnId = started(s).turn_id;
+    let r = step(s, { type: 'model.deltas', deltas: ['a', 'b"c'] });
+    // The Session records what the transition left there; its only actions are the assign.
+    expect(r.actions.map((a) => a.type)).toEqual([]);
+    expect(r.effects).toEqual([]);
+    expect(r.streamed!.entries.map((e) => JSON.parse(e))).toEqual([
+      { submission_id: 'm1', turn_id: turnId, ts: expect.any(Number), msg: { type: 'agent_message_delta', delta: 'a' } },
+      { submission_id: 'm1', turn_id: turnId, ts: expect.any(Number), msg: { type: 'agent_message_delta', delta: 'b"c' } },
+    ]);
+    expect(r.next.context.stepText).toBe('ab"c');
+    // Each streaming transition leaves a new change; the next one does not repeat it.
+    const first = r.streamed;
+    r = step(r.next, { type: 'model.reasoning', deltas: ['think'] });
+    expect(r.streamed).not.toBe(first);
+    expect(r.types).toEqual(['agent_reasoning_delta']);
+    expect(r.actions).toEqual([]);
+    // A transition that is not streaming leaves context.streamed as it was.
+    const call = { call_id: 'call_1', tool: 'shell', arguments: { command: 'ls' } };
+    r = step(r.next, { type: 'model.done', result: { calls: [call], finish: 'tool_calls', usage: null } });
+    expect(r.streamed).toBeNull();
+    expect(r.next.value).toEqual({ turn: 'running_tool' });
+    s = r.next;
+    r = step(s, { type: 'tool.output', chunks: [{ stream: 'stdout', chunk: 'out\n' }] });
+    expect(r.actions).toEqual([]);
+    expect(r.types).toEqual(['exec_output_delta']);
+    expect(r.streamed!.items).toEqual([]);
+    // An empty run changes nothing: no new change to record.
+    expect(step(s, { type: 'tool.output', chunks: [] }).streamed).toBeNull();
   });
 
   test('interrupt: the active turn id ends the turn (partial reply kept), another id warns; abort ends it too', () => {

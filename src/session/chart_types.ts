@@ -33,6 +33,11 @@ export interface SessionContext {
   stepFinish: 'stop' | 'tool_calls' | 'length' | null;
   /** Set at hydration when the previous actor of this session faulted with the turn open. */
   fault: FaultCause | null;
+  /**
+   * The Change of the last streaming action (model deltas, thinking, tool output): left
+   * here instead of emitted; the Session hands each new one to the Recorder (see `stream`).
+   */
+  streamed: Change | null;
 }
 
 /** What the pump looked up for one submission. */

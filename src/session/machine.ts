@@ -4,8 +4,9 @@
  * admitted before? the head sequence, another session's summary) the pump looks up and
  * passes on the `submission` event (and the tool-run child on `tool.done`: whether the
  * inbox was empty); what a change produces (events, state, transcript
- * items, an admission) is emitted as a `change` effect, which the Session hands to the
- * Recorder. So the chart runs under XState's pure `transition()` as well as in an actor.
+ * items, an admission) is emitted as a `change` effect — or, for the streaming actions
+ * (deltas, thinking, tool output), left in `context.streamed` — and the Session hands it
+ * to the Recorder. So the chart runs under XState's pure `transition()` as well as in an actor.
  * The turn's model call and tool runs are invoked child actors, cancelled (AbortSignal)
  * whenever the actor leaves their state — by interrupt, abort, failure or stop.
  *
@@ -19,7 +20,7 @@
  *                                                  preparing ⇄ compacting (runtime.md §10)
  */
 import { and, assign, setup } from 'xstate';
-import { change, effects, op, sub, type Ev } from './chart_change.js';
+import { change, effects, op, stream, sub, type Ev } from './chart_change.js';
 import { contextActions, contextGuards } from './chart_context.js';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
 import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
@@ -122,11 +123,11 @@ export const sessionMachine = setup({
     recordWarnings: change((tx, _ctx, event: Ev<'model.warnings'>) => {
       for (const message of event.messages) tx.emit({ type: 'warning', message });
     }),
-    recordDeltas: change((tx, ctx, event: Ev<'model.deltas'>) => {
+    recordDeltas: stream((tx, ctx, event: Ev<'model.deltas'>) => {
       tx.emitMessageDeltas(event.deltas);
       return { stepText: ctx.stepText + event.deltas.join('') };
     }),
-    recordReasoning: change((tx, _ctx, event: Ev<'model.reasoning'>) => {
+    recordReasoning: stream((tx, _ctx, event: Ev<'model.reasoning'>) => {
       for (const delta of event.deltas) tx.emit({ type: 'agent_reasoning_delta', delta });
     }),
     ...contextActions,
@@ -169,7 +170,7 @@ export const sessionMachine = setup({
       const [current, ...rest] = tx.turn.calls;
       if (current) tx.setTurn({ calls: [{ ...current, started: true, started_at: tx.now }, ...rest] });
     }),
-    recordOutput: change((tx, _ctx, event: Ev<'tool.output'>) => {
+    recordOutput: stream((tx, _ctx, event: Ev<'tool.output'>) => {
       const callId = tx.turn.calls[0]?.call.call_id;
       if (callId) tx.emitOutputDeltas(callId, event.chunks);
     }),
@@ -217,6 +218,7 @@ export const sessionMachine = setup({
     stepFailure: null,
     stepFinish: null,
     fault: input.fault ?? null,
+    streamed: null,
   }),
   initial: 'hydrating',
   on: {

@@ -89,6 +89,8 @@ export class Session implements SessionHandle {
   private stopped = false;
   /** The cutoff the actor is waiting on (taken when it entered draining/boundary): its epoch and ingress sequence. */
   private cutoffEpoch = 0;
+  /** The last `context.streamed` handed to the Recorder (each is recorded once). */
+  private streamedTaken: Change | null = null;
   private cutoffSeq = 0;
 
   constructor(private readonly options: SessionOptions) {
@@ -129,6 +131,7 @@ export class Session implements SessionHandle {
     this.actor.on('*', (effect) => this.carryOut(effect));
     this.actor.subscribe({
       next: (snapshot) => {
+        this.takeStreamed(snapshot.context.streamed);
         const { atCutoff, cutoffEpoch } = snapshot.context;
         // The cutoff is the last ingress sequence assigned when the actor got there.
         if (atCutoff && cutoffEpoch !== this.cutoffEpoch) {
@@ -141,8 +144,16 @@ export class Session implements SessionHandle {
     });
   }
 
-  /** An effect the actor emitted, carried out in order. */
+  /** A streaming change the chart left in its context (chart_change.ts `stream`), recorded once. */
+  private takeStreamed(streamed: Change | null): void {
+    if (streamed === null || streamed === this.streamedTaken) return;
+    this.streamedTaken = streamed;
+    this.recorder.record(streamed);
+  }
+
+  /** An effect the actor emitted, carried out in order (after the streaming change of its transition, if any). */
   private carryOut(effect: SessionEffect): void {
+    this.takeStreamed(this.actor.getSnapshot().context.streamed);
     switch (effect.type) {
       case 'change':
         this.recorder.record(effect.change);

@@ -1,12 +1,12 @@
 /**
  * The session statechart under XState's pure `transition()`: a chart with ports that fail
  * the test if a guard or an action reaches for them, submissions with pump facts, and a
- * step that returns the next snapshot with the events of its emitted changes.
+ * step that returns the next snapshot with the events of its changes.
  */
 import { initialTransition, transition, type AnyMachineSnapshot } from 'xstate';
 import type { Submission } from '../../protocol/index.js';
 import { parseConfig } from '../../src/config/config.js';
-import type { SessionEffect, SessionEvent, SubmissionFacts } from '../../src/session/chart_types.js';
+import type { SessionContext, SessionEffect, SessionEvent, SubmissionFacts } from '../../src/session/chart_types.js';
 import type { SessionDeps, SessionPorts } from '../../src/session/deps.js';
 import { sessionMachine } from '../../src/session/machine.js';
 import { newSessionState, type SessionState } from '../../src/session/state.js';
@@ -67,10 +67,18 @@ export const submission = (s: Submission, f: Partial<SubmissionFacts> = {}): Ses
   facts: { ...facts, ...f },
 });
 
-/** Step the chart; returns the next snapshot and the events of its emitted changes. */
+/**
+ * Step the chart; returns the next snapshot, its emitted effects, the streaming change it
+ * left in `context.streamed` (null if none), and the events of all its changes in the
+ * order the Session records them (the streaming change first).
+ */
 export function step(snapshot: AnyMachineSnapshot, event: SessionEvent) {
   const [next, actions] = transition(sessionMachine, snapshot as never, event);
   const effects = actions.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: SessionEffect }).event);
-  const msgs = effects.flatMap((e) => (e.type === 'change' ? e.change.entries.map((x) => JSON.parse(x).msg) : []));
-  return { next, effects, msgs, types: msgs.map((m: { type: string }) => m.type) };
+  const before = (snapshot.context as SessionContext).streamed;
+  const after = (next.context as SessionContext).streamed;
+  const streamed = after !== before ? after : null;
+  const changes = [...(streamed ? [streamed] : []), ...effects.flatMap((e) => (e.type === 'change' ? [e.change] : []))];
+  const msgs = changes.flatMap((c) => c.entries.map((x) => JSON.parse(x).msg));
+  return { next, effects, streamed, actions, msgs, types: msgs.map((m: { type: string }) => m.type) };
 }
