@@ -89,9 +89,9 @@ export class Session implements SessionHandle {
   private stopped = false;
   /** The cutoff the actor is waiting on (taken when it entered draining/boundary): its epoch and ingress sequence. */
   private cutoffEpoch = 0;
+  private cutoffSeq = 0;
   /** The last `context.streamed` handed to the Recorder (each is recorded once). */
   private streamedTaken: Change | null = null;
-  private cutoffSeq = 0;
 
   constructor(private readonly options: SessionOptions) {
     const { journal, state } = options;
