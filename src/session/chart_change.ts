@@ -13,14 +13,20 @@ export type Ev<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T
 /** The chart's typed `enqueueActions` (effects and assigns, no guards or child actions). */
 export const effects = enqueueActions<SessionContext, SessionEvent, undefined, SessionEvent, never, never, never, never, SessionEffect>;
 
+/** What an action does on a Tx over the current state; what it returns is assigned too. */
+type TxAction<E> = (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void;
+
+/** Run `fn` on a Tx over the context's state; `changed`: it emitted, appended or admitted something, or moved the state. */
+function runTx<E>(context: SessionContext, event: SessionEvent, fn: TxAction<E>) {
+  const tx = new Tx(context.state);
+  const extra = fn(tx, context, event as E);
+  return { tx, extra, changed: tx.changed || tx.state !== context.state };
+}
+
 /** An action that runs a change on a Tx; its result is assigned and emitted as a `change` effect. */
-export function change<E extends SessionEvent = SessionEvent>(
-  fn: (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void,
-) {
+export function change<E extends SessionEvent = SessionEvent>(fn: TxAction<E>) {
   return effects(({ context, event, enqueue }) => {
-    const tx = new Tx(context.state);
-    const extra = fn(tx, context, event as E);
-    const changed = tx.changed || tx.state !== context.state;
+    const { tx, extra, changed } = runTx(context, event, fn);
     // A change that changed nothing (e.g. no steer to drain) leaves the snapshot alone.
     if (!changed && extra === undefined) return;
     enqueue.assign({ ...extra, state: tx.state });
@@ -41,11 +47,10 @@ export function change<E extends SessionEvent = SessionEvent>(
  * strings) reachable through young-generation collections until the next full one —
  * measured, docs/performance.md "Streaming against d4e4671".
  */
-export function stream<E extends SessionEvent = SessionEvent>(fn: (tx: Tx, ctx: SessionContext, event: E) => Partial<SessionContext> | void) {
+export function stream<E extends SessionEvent = SessionEvent>(fn: TxAction<E>) {
   return assign<SessionContext, SessionEvent, undefined, SessionEvent, never>(({ context, event }) => {
-    const tx = new Tx(context.state);
-    const extra = fn(tx, context, event as E) ?? {};
-    if (!tx.changed && tx.state === context.state) return extra;
+    const { tx, extra, changed } = runTx(context, event, fn);
+    if (!changed) return extra ?? {};
     return { ...extra, state: tx.state, streamed: tx.toChange() };
   });
 }

@@ -203,7 +203,6 @@ export class SessionHost implements SessionHostApi {
     }
   }
 
-
   /** A new session; `child` makes it a subagent (runtime.md §13) with that id. */
   create(
     config: CreateSessionConfig,
@@ -262,7 +261,6 @@ export class SessionHost implements SessionHostApi {
       this.options.logger?.warn({ err, session_id: id }, 'unreadable checkpoint left out of the list'),
     );
   }
-
 
   open(sessionId: string): Session | null {
     if (this.closed) throw new AgentdError('stopped', 'the daemon is shutting down');

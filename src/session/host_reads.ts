@@ -46,13 +46,13 @@ export function listPage(
 
 /** Another session as resume_session shows it (resident, else stored): its descriptor's summary, if its checkpoint names it. */
 export function otherSession(sessionId: string, live: Session | undefined, stored: StoredSession | null): OtherSession | null {
+  if (!live && !stored) return null;
   let state: SessionState;
   try {
     state = live ? live.state : parseCheckpoint(stored!.checkpoint);
   } catch {
     return null;
   }
-  if (!live && !stored) return null;
   if (state.session_id !== sessionId) return null;
   return {
     session_id: state.session_id,
