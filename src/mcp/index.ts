@@ -5,4 +5,4 @@ export { McpToolset, mustAsk, type McpTool, type McpWarning, type McpServerStatu
 export { McpServerError, type McpFailureKind } from './errors.js';
 export { exposedNames, sanitizeName, MAX_TOOL_NAME } from './naming.js';
 export { convertResult } from './result.js';
-export { killAllServerGroups } from './stdio.js';
+export { killAllServerGroups } from './groups.js';

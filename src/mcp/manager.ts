@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import type { McpServerConfig } from './config.js';
 import { DEFAULT_BACKOFF, ServerSlot, type BackoffOptions } from './slot.js';
-import { killAllServerGroups } from './stdio.js';
+import { killAllServerGroups } from './groups.js';
 import { McpToolset } from './toolset.js';
 
 export interface McpManagerOptions {

@@ -3,10 +3,12 @@
  * started until first needed, started within its startup timeout, failed (start-up
  * error, timeout, crash) with a numbered failure record, started again when next needed
  * once its backoff has passed (exponential: base·2^(n-1), capped; n counts consecutive
- * failures and is reset by a connection that stayed up for STABLE_MS).
+ * failures and is reset by a connection that stayed up for STABLE_MS). The connection
+ * module, and with it the MCP SDK, is loaded at the first start: a daemon whose sessions
+ * never need a server does not load it.
  */
 import type { McpServerConfig } from './config.js';
-import { McpConnection, type LaunchContext } from './connection.js';
+import type { ConnectionHooks, LaunchContext, McpConnection } from './connection.js';
 import { McpServerError } from './errors.js';
 
 export interface BackoffOptions {
@@ -88,7 +90,8 @@ export class ServerSlot {
     this.stateValue = 'starting';
     this.startsValue += 1;
     this.startAbort = new AbortController();
-    const opened = McpConnection.open(this.config, this.launch, {
+    const signal = this.startAbort.signal;
+    const hooks: ConnectionHooks = {
       onToolsChanged: () => {
         this.generation += 1;
       },
@@ -96,7 +99,8 @@ export class ServerSlot {
         // Only a connection that became ready: a start that fails reports through its rejection.
         if (conn !== undefined && this.connection === conn) this.fail(error);
       },
-    }, this.startAbort.signal);
+    };
+    const opened = import('./connection.js').then(({ McpConnection }) => McpConnection.open(this.config, this.launch, hooks, signal));
     let conn: McpConnection | undefined;
     this.starting = opened.then(
       async (c) => {

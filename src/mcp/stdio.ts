@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { killGroup, liveGroups } from './groups.js';
 import { SUPERVISOR_GRACE_MS, SUPERVISOR_SOURCE } from './supervisor.js';
 
 const STDERR_TAIL_BYTES = 2048;
@@ -31,23 +32,6 @@ export interface StdioServerSpec {
 export interface ExitInfo {
   code: number | null;
   signal: NodeJS.Signals | null;
-}
-
-/** Every live group, so the owner can end them all at shutdown even without close(). */
-const liveGroups = new Set<number>();
-
-/** KILL every MCP server group still running (last resort at shutdown). */
-export function killAllServerGroups(): void {
-  for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
-  liveGroups.clear();
-}
-
-function killGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    /* gone */
-  }
 }
 
 export class StdioProcessTransport implements Transport {
