@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, expect, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import { lazyClient } from '../src/model/registry.js';
 import type { ModelChunk, ModelClient, ModelRequest } from '../src/model/types.js';
 import { connect, type TestClient } from './helpers/client.js';
@@ -69,19 +69,10 @@ test('a failed load fails that request with its error, and the next request load
   expect(loads).toBe(2);
 });
 
-const daemons: Daemon[] = [];
-const clients: TestClient[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close().catch(() => {});
-  for (const d of daemons.splice(0)) await d.stop('SIGKILL').catch(() => {});
-  dirs.splice(0).forEach(cleanup);
-});
-
 test('a daemon serving a scripted turn without MCP servers loads none of the provider or MCP SDKs', async () => {
   // A module loader hook (node --import) that writes every module URL the daemon loads.
   const dir = mkdtempSync(join(tmpdir(), 'agentd-loads-'));
-  dirs.push(dir);
+  onTestFinished(() => cleanup(dir));
   const log = join(dir, 'loaded.txt');
   writeFileSync(
     join(dir, 'hook.mjs'),
@@ -92,14 +83,19 @@ test('a daemon serving a scripted turn without MCP servers loads none of the pro
     join(dir, 'register.mjs'),
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(dir, 'hook.mjs')).href)});\n`,
   );
-  const d = await startDaemon({ env: { NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs')).href}` } });
-  daemons.push(d);
-  const c = await connect(d);
-  clients.push(c);
-  const s = (await c.createSession({ cwd: dir })).session_id as string;
-  await c.attach(s);
-  await c.waitTurnEnd(s, await c.submitMessage(s, 'hello'));
-  expect(c.events(s).some((m) => m.type === 'turn_complete')).toBe(true);
+  let d: Daemon | undefined;
+  let c: TestClient | undefined;
+  try {
+    d = await startDaemon({ env: { NODE_OPTIONS: `--import=${pathToFileURL(join(dir, 'register.mjs')).href}` } });
+    c = await connect(d);
+    const s = (await c.createSession({ cwd: dir })).session_id as string;
+    await c.attach(s);
+    await c.waitTurnEnd(s, await c.submitMessage(s, 'hello'));
+    expect(c.events(s).some((m) => m.type === 'turn_complete')).toBe(true);
+  } finally {
+    await c?.close().catch(() => {});
+    await d?.stop('SIGKILL').catch(() => {});
+  }
   const loaded = readFileSync(log, 'utf8').split('\n');
   // The hook saw the daemon's own modules (so an empty log cannot pass)…
   expect(loaded.some((u) => u.includes('/node_modules/better-sqlite3/'))).toBe(true);
