@@ -2,7 +2,7 @@
  * Picks the ModelClient for a route. Clients are stateless (keys and URLs are read per
  * request from the route), so one instance per provider is shared. A provider's module
  * (and its SDK) is loaded on that provider's first request, not at startup: a daemon that
- * never calls Anthropic never loads its SDK (docs/performance.md, "Startup loads").
+ * never calls Anthropic never loads its SDK (docs/performance.md, item 11).
  */
 import { scriptedModel } from './scripted.js';
 import type { ModelChunk, ModelClient, ModelRequest, ModelRoute } from './types.js';
