@@ -280,3 +280,24 @@ function loopModel(same = false): ModelClient {
     },
   };
 }
+
+test("a turn's first events reach subscribers before its model request is built (submit_latency)", async () => {
+  // What subscribers had seen each time the model was asked; the request's context grows
+  // with the history, so building it must not delay the submission's first batch.
+  const seen: string[][] = [];
+  let watcher: Watcher | undefined;
+  const { s, w } = start({}, {
+    stream(request) {
+      seen.push(watcher!.msgs().map((m) => m.type));
+      return scriptedModel.stream(request);
+    },
+  });
+  watcher = w;
+  s.submit(msg('hello'));
+  await w.next('turn_complete');
+  s.submit(msg('again'));
+  await w.next('turn_complete', 2);
+  expect(seen).toHaveLength(2);
+  expect(seen[0]).toEqual(['user_message', 'turn_started']);
+  expect(seen[1]!.filter((t) => t === 'turn_started')).toHaveLength(2);
+});

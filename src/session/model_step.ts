@@ -87,12 +87,13 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     const reasoning: ReasoningBlock[] = [];
     let finish: StepResult['finish'] = 'stop';
     let usage: StepResult['usage'] = null;
-    // Awaited only when MCP servers have to answer first. Answered at once, the request is
-    // still built after the session actor carried out the effects of the step that started
-    // this call: XState starts an invoked child in the same deferred queue as the emitted
-    // `change` effects, after them, so the transcript is complete when this runs.
-    const offered = input.tools();
-    const offer = offered instanceof Promise ? await offered : offered;
+    // Awaited even when answered at once, so the request is built (its context grows with
+    // the history) after the session has committed and sent what the step's submission
+    // started: a turn's first events reach clients without waiting for it (submit_latency;
+    // docs/performance.md item 12). The transcript is complete by then either way: XState
+    // starts an invoked child in the same deferred queue as the emitted `change` effects,
+    // after them.
+    const offer = await input.tools();
     if (controller.signal.aborted) return;
     if (offer.warnings.length > 0) sendBack({ type: 'model.warnings', messages: offer.warnings });
     lastChunkAt = Date.now();
