@@ -48,9 +48,10 @@ function split(text: string, size: number): string[] {
   return parts;
 }
 
-async function* reply(text: string, request: ModelRequest): AsyncGenerator<ModelChunk> {
+/** A text reply; `inputTokens` is the request's count, made once per call (it grows with the history). */
+async function* reply(text: string, inputTokens: number): AsyncGenerator<ModelChunk> {
   for (const delta of split(text, ECHO_DELTA_CHARS)) yield { type: 'text_delta', delta };
-  yield { type: 'usage', input_tokens: requestTokens(request), output_tokens: estimateTokens(text) };
+  yield { type: 'usage', input_tokens: inputTokens, output_tokens: estimateTokens(text) };
   yield { type: 'finish', reason: 'stop' };
 }
 
@@ -63,16 +64,16 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
   }
   const last = context[context.length - 1];
   if (last?.role === 'user' && last.text.startsWith(SUMMARIZE_MARKER)) {
-    yield* reply(summaryOf(request), request);
+    yield* reply(summaryOf(request), tokens);
     return;
   }
   // After a tool result: report how the command ended.
   if (last?.role === 'tool' && last.tool === 'delegate') {
-    yield* reply(`subagent: ${last.output}`, request);
+    yield* reply(`subagent: ${last.output}`, tokens);
     return;
   }
   if (last?.role === 'tool' && last.tool !== 'shell') {
-    yield* reply(`tool ${last.tool} answered: ${last.output}`, request);
+    yield* reply(`tool ${last.tool} answered: ${last.output}`, tokens);
     return;
   }
   if (last?.role === 'tool') {
@@ -80,7 +81,7 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
       typeof last.exit_code === 'number'
         ? `command exited with code ${last.exit_code}`
         : `command did not complete: ${last.output.split('\n')[0]}`;
-    yield* reply(text, request);
+    yield* reply(text, tokens);
     return;
   }
   let userText = '';
@@ -132,7 +133,7 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
   if (command?.[1] === 'fail' && !command[2]) {
     throw new ModelError('scripted_failure', 'the scripted model was asked to fail (!fail)');
   }
-  yield* reply(`echo: ${userText}`, request);
+  yield* reply(`echo: ${userText}`, tokens);
 }
 
 async function* callTool(tool: string, args: Record<string, unknown>, inputTokens: number): AsyncGenerator<ModelChunk> {
