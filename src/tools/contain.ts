@@ -9,6 +9,11 @@
  *   and session, the descendants of those by parent pid, and every process whose initial
  *   environment carries the call's marker variable. Limit: a process that left the session,
  *   lost its parent and was exec'd with an environment without the marker escapes.
+ *
+ * Whether cgroups work is probed with a real shell once per process and cgroup, and the
+ * verdict kept: spawning forks the daemon, and after a fork every page the daemon writes
+ * costs a copy-on-write fault, so a probe per session host made each in-process host (tests,
+ * benchmarks) pay for the whole process's memory again (docs/performance.md, item 13).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync, type Dirent } from 'node:fs';
@@ -124,26 +129,45 @@ export function reapStale(base: string): void {
   }
 }
 
-/** A cgroup containment below the daemon's cgroup, or null when it cannot work here. */
+/** Per cgroup directory: whether a shell could move itself into a cgroup made below it (this process's probes). */
+const probed = new Map<string, boolean>();
+
+/** The real thing, in `parent` (made here): a shell moving itself into a child cgroup. */
+function probeCgroups(parent: string): boolean {
+  const probe = join(parent, 'probe');
+  mkdirSync(probe, { recursive: true });
+  const r = spawnSync('/bin/sh', ['-c', 'echo 0 > "$1/cgroup.procs"', 'agentd-probe', probe], { stdio: 'ignore' });
+  const works = r.status === 0 && existsSync(join(probe, 'cgroup.kill'));
+  rmdirSync(probe);
+  return works;
+}
+
+/**
+ * A cgroup containment below the daemon's cgroup, or null when it cannot work here. The
+ * first call per process probes with a shell; later calls (more session hosts in one
+ * process) reuse that verdict and spawn nothing.
+ */
 export function cgroupContainment(): Containment | null {
   const base = ownCgroupDir();
   if (!base || !existsSync(join(base, 'cgroup.procs'))) return null;
   reapStale(base);
+  if (probed.get(base) === false) return null;
   const parent = join(base, `agentd-${process.pid}-${++sequence}`);
-  const probe = join(parent, 'probe');
   try {
-    mkdirSync(probe, { recursive: true });
-    // The real thing: a shell moving itself into a child cgroup.
-    const r = spawnSync('/bin/sh', ['-c', 'echo 0 > "$1/cgroup.procs"', 'agentd-probe', probe], { stdio: 'ignore' });
-    const works = r.status === 0 && existsSync(join(probe, 'cgroup.kill'));
-    rmdirSync(probe);
+    mkdirSync(parent, { recursive: true });
+    let works = probed.get(base);
+    if (works === undefined) {
+      works = probeCgroups(parent);
+      probed.set(base, works);
+    }
     if (!works) {
       rmdirSync(parent);
       return null;
     }
   } catch {
+    // No verdict (a directory could not be made or removed): the next host probes again.
     try {
-      if (existsSync(probe)) rmdirSync(probe);
+      if (existsSync(join(parent, 'probe'))) rmdirSync(join(parent, 'probe'));
       if (existsSync(parent)) rmdirSync(parent);
     } catch {
       /* nothing more to do */
