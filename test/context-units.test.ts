@@ -3,9 +3,10 @@
  * that never separates a tool call from its result, the 64 KiB cut of tool output, the
  * scripted model's deterministic summary and token counts, and the config blocks.
  */
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { parseConfig } from '../src/config/config.js';
-import { scriptedModel } from '../src/model/scripted.js';
+import { requestTokens, scriptedModel } from '../src/model/scripted.js';
 import type { ModelChunk, ModelRequest } from '../src/model/types.js';
 import { cutToolOutput, itemTokens, modelView, planCompaction, SUMMARY_PREFIX, summarizationContext, type TranscriptItem } from '../src/session/context.js';
 import { msg, openTestHost, Watcher } from './helpers/session.js';
@@ -76,6 +77,31 @@ describe('scripted model', () => {
       input_tokens: Math.ceil(Buffer.byteLength(JSON.stringify({ system: 'sys', context, tools: [] })) / 4),
       output_tokens: Math.ceil(text.length / 4),
     });
+  });
+
+  test('the count summed from the request\'s parts equals the whole request\'s JSON bytes / 4, call after call', () => {
+    const text = fc.string({ unit: 'binary', maxLength: 40 });
+    const item = fc.oneof(
+      fc.record({ role: fc.constant('user' as const), text }),
+      fc.record({ role: fc.constant('assistant' as const), text, tool_calls: fc.array(fc.record({ call_id: text, tool: text, arguments: fc.dictionary(text, fc.jsonValue()) }), { maxLength: 2 }) }),
+      fc.record({ role: fc.constant('tool' as const), call_id: text, tool: text, output: text, exit_code: fc.option(fc.integer(), { nil: undefined }) }),
+    );
+    const tool = fc.record({ name: text, description: text, parameters: fc.dictionary(text, fc.jsonValue()) });
+    const whole = (r: Pick<ModelRequest, 'system' | 'context' | 'tools'>) =>
+      Math.ceil(Buffer.byteLength(JSON.stringify({ system: r.system ?? null, context: r.context, tools: r.tools })) / 4);
+    fc.assert(
+      fc.property(fc.option(text, { nil: undefined }), fc.array(item, { maxLength: 8 }), fc.array(item, { maxLength: 4 }), fc.array(tool, { maxLength: 3 }), (system, first, added, tools) => {
+        // A session's calls: the same item objects again, with more after them.
+        const one = { system, context: first as ModelRequest['context'], tools: tools as ModelRequest['tools'] };
+        const two = { system, context: [...first, ...added] as ModelRequest['context'], tools: [...tools] as ModelRequest['tools'] };
+        expect(requestTokens(one)).toBe(whole(one));
+        expect(requestTokens(two)).toBe(whole(two));
+        // Equal content in new objects counts the same.
+        const copy = structuredClone(two);
+        expect(requestTokens(copy)).toBe(whole(copy));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test('a request larger than the route\'s context_window fails context_overflow', async () => {

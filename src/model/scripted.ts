@@ -26,9 +26,41 @@ function estimateTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
 }
 
-/** Tokens of the whole request: its system prompt, context and tools as JSON, bytes / 4. */
-function requestTokens(request: ModelRequest): number {
-  return estimateTokens(JSON.stringify({ system: request.system ?? null, context: request.context, tools: request.tools }));
+/**
+ * UTF-8 bytes of each context item's and tool spec's JSON, by object. A transcript item is
+ * never changed once appended and a tool spec is made once, so a call counts only what is
+ * new since the last one instead of serializing the whole history again (a long session's
+ * every call did: docs/performance.md, item 14).
+ */
+const jsonBytes = new WeakMap<object, number>();
+let lastSystem: { text: string | null; bytes: number } = { text: null, bytes: 4 };
+
+function bytesOf(value: object): number {
+  let bytes = jsonBytes.get(value);
+  if (bytes === undefined) {
+    bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    jsonBytes.set(value, bytes);
+  }
+  return bytes;
+}
+
+/** Bytes of a JSON array of objects: `[`, `]`, the commas and each element. */
+function arrayBytes(values: readonly object[]): number {
+  let bytes = 2 + Math.max(values.length - 1, 0);
+  for (const v of values) bytes += bytesOf(v);
+  return bytes;
+}
+
+/**
+ * Tokens of the whole request: the UTF-8 bytes of `JSON.stringify({system, context, tools})`
+ * (system `null` when there is none) / 4, rounded up — summed from its parts.
+ */
+export function requestTokens(request: Pick<ModelRequest, 'system' | 'context' | 'tools'>): number {
+  const system = request.system ?? null;
+  if (lastSystem.text !== system) lastSystem = { text: system, bytes: Buffer.byteLength(JSON.stringify(system), 'utf8') };
+  const bytes =
+    '{"system":'.length + lastSystem.bytes + ',"context":'.length + arrayBytes(request.context) + ',"tools":'.length + arrayBytes(request.tools) + 1;
+  return Math.ceil(bytes / 4);
 }
 
 /** The deterministic summary (runtime.md §10): the first 20 characters of each user message. */
