@@ -23,7 +23,7 @@ import {
   type ClusterNode,
 } from './helpers/cluster.js';
 import { cleanup } from './helpers/session.js';
-import { settle, TERMINAL } from './helpers/settle.js';
+import { checkJournal, settle, TERMINAL } from './helpers/settle.js';
 
 /** The default `cluster.lease_ms`. */
 const LEASE_MS = 3000;
@@ -45,26 +45,6 @@ function pick<T>(xs: readonly T[]): T {
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-}
-
-/** Sequences 1…n in arrival order, every turn started once and ended once; returns the events. */
-function checkJournal(batches: Frame[]): Frame[] {
-  const seqs = batches.map((b) => b.sequence as number);
-  expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-  const events = batches.flatMap((b) => b.events as Frame[]);
-  const open = new Map<string, number>();
-  for (const e of events) {
-    if (e.msg.type === 'turn_started') {
-      expect(open.has(e.msg.turn_id), `turn ${e.msg.turn_id} started twice`).toBe(false);
-      open.set(e.msg.turn_id, 0);
-    }
-    if (TERMINAL.includes(e.msg.type)) {
-      expect(open.get(e.turn_id), `turn ${e.turn_id} ended twice or never started`).toBe(0);
-      open.set(e.turn_id, 1);
-    }
-  }
-  expect([...open.values()].every((v) => v === 1)).toBe(true);
-  return events;
 }
 
 /** The same bytes for every sequence any two logs both hold; no log saw one sequence twice with different bytes. */

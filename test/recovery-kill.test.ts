@@ -9,7 +9,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { connect, type Frame, type TestClient } from './helpers/client.js';
 import { startDaemon, tempDataDir, type Daemon } from './helpers/daemon.js';
 import { cleanup } from './helpers/session.js';
-import { settle, TERMINAL } from './helpers/settle.js';
+import { checkJournal, settle, TERMINAL } from './helpers/settle.js';
 
 
 let daemons: Daemon[] = [];
@@ -62,25 +62,6 @@ async function killMidStream(dir: string, config: object, d: Daemon, c: TestClie
 async function kill9(d: Daemon): Promise<void> {
   d.proc.kill('SIGKILL');
   await d.exited;
-}
-
-function checkJournal(batches: Frame[]): Frame[] {
-  const seqs = batches.map((b) => b.sequence as number);
-  expect(seqs).toEqual(seqs.map((_, i) => i + 1));
-  const events = batches.flatMap((b) => b.events as Frame[]);
-  const open = new Map<string, number>();
-  for (const e of events) {
-    if (e.msg.type === 'turn_started') {
-      expect(open.has(e.msg.turn_id)).toBe(false);
-      open.set(e.msg.turn_id, 0);
-    }
-    if (TERMINAL.includes(e.msg.type)) {
-      expect(open.get(e.turn_id)).toBe(0);
-      open.set(e.turn_id, 1);
-    }
-  }
-  expect([...open.values()].every((v) => v === 1)).toBe(true);
-  return events;
 }
 
 describe('kill -9 recovery', () => {
