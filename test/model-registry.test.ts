@@ -52,6 +52,8 @@ test('lazyClient loads once for concurrent first requests and passes the chunks 
   expect(inner.calls).toBe(2);
   // Once loaded, a request is the real client's stream itself (no wrapper per chunk).
   const direct = lazy.stream(request);
+  // A wrapping generator would not ask the real client before it is iterated.
+  expect(inner.calls).toBe(3);
   expect(await drain(direct)).toEqual(chunks);
   expect(loads).toBe(1);
 });

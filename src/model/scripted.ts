@@ -80,7 +80,7 @@ function split(text: string, size: number): string[] {
   return parts;
 }
 
-/** A text reply; `inputTokens` is the request's count, made once per call (it grows with the history). */
+/** A text reply; `inputTokens` is the request's count (requestTokens, once per call). */
 async function* reply(text: string, inputTokens: number): AsyncGenerator<ModelChunk> {
   for (const delta of split(text, ECHO_DELTA_CHARS)) yield { type: 'text_delta', delta };
   yield { type: 'usage', input_tokens: inputTokens, output_tokens: estimateTokens(text) };

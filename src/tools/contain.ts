@@ -132,14 +132,16 @@ export function reapStale(base: string): void {
 /** Per cgroup directory: whether a shell could move itself into a cgroup made below it (this process's probes). */
 const probed = new Map<string, boolean>();
 
-/** The real thing, in `parent` (made here): a shell moving itself into a child cgroup. */
+/** The real thing, below `parent`: a shell moving itself into a child cgroup (removed again). */
 function probeCgroups(parent: string): boolean {
   const probe = join(parent, 'probe');
-  mkdirSync(probe, { recursive: true });
-  const r = spawnSync('/bin/sh', ['-c', 'echo 0 > "$1/cgroup.procs"', 'agentd-probe', probe], { stdio: 'ignore' });
-  const works = r.status === 0 && existsSync(join(probe, 'cgroup.kill'));
-  rmdirSync(probe);
-  return works;
+  mkdirSync(probe);
+  try {
+    const r = spawnSync('/bin/sh', ['-c', 'echo 0 > "$1/cgroup.procs"', 'agentd-probe', probe], { stdio: 'ignore' });
+    return r.status === 0 && existsSync(join(probe, 'cgroup.kill'));
+  } finally {
+    rmdirSync(probe);
+  }
 }
 
 /**
@@ -167,7 +169,6 @@ export function cgroupContainment(): Containment | null {
   } catch {
     // No verdict (a directory could not be made or removed): the next host probes again.
     try {
-      if (existsSync(join(parent, 'probe'))) rmdirSync(join(parent, 'probe'));
       if (existsSync(parent)) rmdirSync(parent);
     } catch {
       /* nothing more to do */
