@@ -13,13 +13,15 @@
  * per turn. The value is agentd's knee (largest N with p99 ≤ 100 ms), the baseline raw's.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon } from '../lib/daemon.js';
 import type { Measurement, RunOptions, Scenario } from '../lib/scenario.js';
 import { progress, removeDir, round, ROOT, sleep, tempDir } from '../lib/util.js';
 
 const P99_LIMIT_MS = 100;
+/** The goal for the daemon's event-loop delay p99 at the streaming knee's load. */
+const ELD_P99_LIMIT_MS = 20;
 const STREAM_CHUNKS = 100;
 const IDLE_PERIOD_MS = 5000;
 const IDLE_CHUNKS = 5;
@@ -29,6 +31,8 @@ interface Server {
   pid: number;
   /** agentd's /healthz `journal` part (the shared writer, the WAL checkpoints). */
   journalHealth?: () => Promise<unknown>;
+  /** Where the process's event-loop delay probe (bench/lib/eld-probe) writes. */
+  eldFile: string;
   stop(): Promise<void>;
 }
 
@@ -42,12 +46,15 @@ interface Step {
   turns: number;
   failures: number;
   rssMiB: number;
+  /** The server process's event-loop delay over the window (monitorEventLoopDelay, ms). */
+  eldP99: number;
+  eldMax: number;
   held: boolean;
 }
 
 /** Spawn a bench helper process and wait for its "… listening on PORT" line. */
-async function spawnListening(args: string[], pattern: RegExp): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+async function spawnListening(args: string[], pattern: RegExp, env: Record<string, string> = {}): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (d: Buffer) => {
@@ -77,6 +84,26 @@ function cpuMs(pid: number): number {
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const ELD_PROBE = join(ROOT, 'dist', 'bench', 'lib', 'eld-probe.js');
+
+/**
+ * Ask the server's event-loop delay probe for its histogram since the last ask (SIGUSR2)
+ * and wait for the file it writes: the first call of a window resets, the second reads.
+ */
+async function readEventLoopDelay(server: Server): Promise<{ p99_ms: number; max_ms: number } | null> {
+  const before = existsSync(server.eldFile) ? (JSON.parse(readFileSync(server.eldFile, 'utf8')) as { seq: number }).seq : 0;
+  process.kill(server.pid, 'SIGUSR2');
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    if (existsSync(server.eldFile)) {
+      const r = JSON.parse(readFileSync(server.eldFile, 'utf8')) as { seq: number; p99_ms: number; max_ms: number };
+      if (r.seq > before) return r;
+    }
+    await sleep(20);
+  }
+  return null;
 }
 
 /** The clients process, driven over IPC. */
@@ -115,10 +142,18 @@ async function measureStep(
 ): Promise<Step> {
   let cpu0 = 0;
   let cpu1 = 0;
+  let eld: Promise<{ p99_ms: number; max_ms: number } | null> = Promise.resolve(null);
   const m = await clients.call({ cmd: 'measure', ms: timing.measureMs }, 'measured', (e) => {
-    if (e.type === 'window' && e.edge === 'start') cpu0 = cpuMs(server.pid);
-    if (e.type === 'window' && e.edge === 'end') cpu1 = cpuMs(server.pid);
+    if (e.type === 'window' && e.edge === 'start') {
+      cpu0 = cpuMs(server.pid);
+      void readEventLoopDelay(server);
+    }
+    if (e.type === 'window' && e.edge === 'end') {
+      cpu1 = cpuMs(server.pid);
+      eld = readEventLoopDelay(server);
+    }
   });
+  const delay = await eld;
   const cpu = cpu1 - cpu0;
   const expectedTurns = load.periodMs ? (n * timing.measureMs) / load.periodMs : 0;
   return {
@@ -131,6 +166,8 @@ async function measureStep(
     turns: m.turns!,
     failures: m.failures!,
     rssMiB: round(rssMiB(server.pid), 0),
+    eldP99: delay?.p99_ms ?? NaN,
+    eldMax: delay?.max_ms ?? NaN,
     held: Number.isFinite(m.p99) && m.p99! <= P99_LIMIT_MS && m.failures === 0 && (!load.periodMs || m.turns! >= 0.9 * expectedTurns),
   };
 }
@@ -162,7 +199,7 @@ async function sweep(
       progress(
         `${side} N=${n}: ${step.deltasPerS} deltas/s, p50 ${step.p50} ms, p99 ${step.p99} ms, ` +
           `${load.periodMs ? `${step.cpuMsPerTurn} ms CPU/turn, ${step.turns} turns` : `${step.cpuUsPerDelta} µs CPU/delta`}, ` +
-          `RSS ${step.rssMiB} MiB${step.failures ? `, ${step.failures} failed` : ''}${step.held ? '' : '  ← past the knee'}`,
+          `RSS ${step.rssMiB} MiB, event-loop delay p99 ${step.eldP99} ms${step.failures ? `, ${step.failures} failed` : ''}${step.held ? '' : '  ← past the knee'}`,
       );
       if (server.journalHealth) progress(`${side} N=${n}: journal ${JSON.stringify(await server.journalHealth())}`);
       if (!step.held) break;
@@ -175,7 +212,9 @@ async function sweep(
 }
 
 async function startAgentd(ssePort: number, dir: string, profileDir: string | null, shape: string): Promise<Server> {
+  const eldFile = join(dir, 'eld.json');
   const daemon = await startDaemon({
+    env: { AGENTD_BENCH_ELD_FILE: eldFile },
     dataDir: dir,
     config: {
       approval_policy: 'auto',
@@ -183,7 +222,7 @@ async function startAgentd(ssePort: number, dir: string, profileDir: string | nu
       server: { max_connections: 30_000, max_unauthenticated: 30_000 },
       limits: { evict_idle_ms: 600_000 },
     },
-    ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=many_sessions.${shape}.daemon.cpuprofile`] }),
+    nodeArgs: ['--import', ELD_PROBE, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=many_sessions.${shape}.daemon.cpuprofile`] : [])],
   });
   // A daemon far past its knee may answer /healthz late or cut: that step reports no journal health.
   const journalHealth = async () => {
@@ -193,15 +232,17 @@ async function startAgentd(ssePort: number, dir: string, profileDir: string | nu
       return { unavailable: (err as Error).message };
     }
   };
-  return { url: `${daemon.url}/v1`, pid: daemon.proc.pid!, journalHealth, stop: () => daemon.stop() };
+  return { url: `${daemon.url}/v1`, pid: daemon.proc.pid!, journalHealth, eldFile, stop: () => daemon.stop() };
 }
 
 async function startRaw(ssePort: number, dir: string): Promise<Server> {
+  const eldFile = join(dir, 'eld.json');
   const { proc, port } = await spawnListening(
-    [join(ROOT, 'dist', 'bench', 'lib', 'raw-ceiling.js'), '--sse', String(ssePort), '--db', join(dir, 'raw.db')],
+    ['--import', ELD_PROBE, join(ROOT, 'dist', 'bench', 'lib', 'raw-ceiling.js'), '--sse', String(ssePort), '--db', join(dir, 'raw.db')],
     /raw listening on (\d+)/,
+    { AGENTD_BENCH_ELD_FILE: eldFile },
   );
-  return { url: `ws://127.0.0.1:${port}`, pid: proc.pid!, stop: () => stopProc(proc) };
+  return { url: `ws://127.0.0.1:${port}`, pid: proc.pid!, eldFile, stop: () => stopProc(proc) };
 }
 
 async function sseStats(port: number): Promise<{ connections: number; requests: number }> {
@@ -209,6 +250,8 @@ async function sseStats(port: number): Promise<{ connections: number; requests: 
 }
 
 const knee = (steps: Step[]) => steps.filter((s) => s.held).reduce((k, s) => Math.max(k, s.n), 0);
+/** The step measured at the knee (the largest N held). */
+const atKnee = (steps: Step[]) => steps.find((s) => s.held && s.n === knee(steps));
 
 export const manySessions: Scenario = {
   name: 'many_sessions',
@@ -269,6 +312,10 @@ export const manySessions: Scenario = {
         idle_ratio: idleR ? round(idleA / idleR, 2) : null,
         idle_cpu_ms_per_turn_agentd: a.idle[0]?.cpuMsPerTurn ?? null,
         idle_cpu_ms_per_turn_raw: r.idle[0]?.cpuMsPerTurn ?? null,
+        event_loop_delay_p99_ms_at_knee_agentd: atKnee(a.stream)?.eldP99 ?? null,
+        event_loop_delay_max_ms_at_knee_agentd: atKnee(a.stream)?.eldMax ?? null,
+        event_loop_delay_p99_ms_at_knee_raw: atKnee(r.stream)?.eldP99 ?? null,
+        event_loop_delay_p99_goal_met: (atKnee(a.stream)?.eldP99 ?? Infinity) <= ELD_P99_LIMIT_MS,
         sweep_top_reached_agentd: kneeA === streamNs.at(-1)!,
         sweep_top_reached_raw: kneeR === streamNs.at(-1)!,
         ...connections,
@@ -282,7 +329,7 @@ export const manySessions: Scenario = {
         details,
         note:
           `p99 at N=50 ${details.p99_n50_agentd_ms} vs ${details.p99_n50_raw_ms} ms (${details.p99_n50_ratio}×); ` +
-          `idle held ${idleA} vs ${idleR} (${details.idle_ratio}); ${stats.connections} model TCP connections for ${stats.requests} requests`,
+          `idle held ${idleA} vs ${idleR} (${details.idle_ratio}); event-loop delay p99 at the knee ${details.event_loop_delay_p99_ms_at_knee_agentd} ms (goal ≤ ${ELD_P99_LIMIT_MS}); ${stats.connections} model TCP connections for ${stats.requests} requests`,
       };
     } finally {
       await stopProc(sse.proc);
