@@ -1,6 +1,6 @@
 /**
  * `npm run cluster` — a three-node agentd cluster on one machine, for trying cluster mode
- * (runtime.md §14, docs/cluster.md): a throwaway PostgreSQL in a temp dir (run as `nobody`
+ * (docs/cluster.md, docs/cluster.md): a throwaway PostgreSQL in a temp dir (run as `nobody`
  * when started as root), three nodes on ports 7801–7803 with a generated secret and token,
  * the scripted model. Prints how to attach, then `agentd cluster status` every few seconds.
  * Ctrl-C stops the nodes and PostgreSQL and removes the temp dir.

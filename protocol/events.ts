@@ -113,7 +113,7 @@ export const TurnFailureCodeSchema = z.enum([
   'bad_request',
   // the request does not fit the model's context window (OpenAI context_length_exceeded, Anthropic "prompt is too long", HTTP 413)
   'context_overflow',
-  // the context still does not fit after compaction, or compaction's circuit breaker is open (runtime.md §10)
+  // the context still does not fit after compaction, or compaction's circuit breaker is open (docs/context.md)
   'context_window_exceeded',
 ]);
 export type TurnFailureCode = z.infer<typeof TurnFailureCodeSchema>;
@@ -134,7 +134,7 @@ export const CapabilityOutputMsgSchema = msg('capability_output', {
   output: z.unknown(),
 });
 
-/** tools2 (runtime.md §13): the parent's `delegate` call `call_id` started child session `child_session_id`. */
+/** tools2 (docs/tools.md): the parent's `delegate` call `call_id` started child session `child_session_id`. */
 export const SubagentStartedMsgSchema = msg('subagent_started', {
   call_id: z.string().min(1),
   child_session_id: IdentifierSchema,
@@ -147,7 +147,7 @@ export const SubagentFinishedMsgSchema = msg('subagent_finished', {
   child_session_id: IdentifierSchema,
   status: SubagentStatusSchema,
 });
-// ---- context (engineer "context"): thinking and compaction (runtime.md §10, §11) ----
+// ---- context (engineer "context"): thinking and compaction (docs/context.md) ----
 /** A piece of the model's thinking, where the provider streams it. */
 export const AgentReasoningDeltaMsgSchema = msg('agent_reasoning_delta', { delta: z.string() });
 /** Why the context was compacted. */
@@ -231,7 +231,7 @@ export const EventSchema = z.strictObject({
   submission_id: IdentifierSchema.nullable(),
   turn_id: IdentifierSchema.nullable(),
   ts: MillisSchema,
-  /** Present when a field of `msg` was cut to fit a frame (runtime.md §9). */
+  /** Present when a field of `msg` was cut to fit a frame (docs/configuration.md). */
   truncated: z.literal(true).optional(),
   msg: EventMsgSchema,
 });

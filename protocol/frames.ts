@@ -30,7 +30,7 @@ export const CreateSessionConfigSchema = z.strictObject({
   cwd: z.string().min(1).max(LIMITS.cwdMaxChars).optional(),
   approval_policy: ApprovalPolicySchema.optional(),
   title: z.string().max(LIMITS.titleMaxChars).optional(),
-  /** The session's own system prompt (runtime.md §10), kept in its checkpoint: ≤ 64 KiB. */
+  /** The session's own system prompt (docs/context.md), kept in its checkpoint: ≤ 64 KiB. */
   system_prompt: byteString(LIMITS.systemPromptMaxBytes, 'system prompt').optional(),
 });
 export type CreateSessionConfig = z.infer<typeof CreateSessionConfigSchema>;
@@ -168,14 +168,14 @@ export const SessionDescriptorSchema = z.strictObject({
   pending_approval: ExecApprovalRequestMsgSchema.nullable(),
   /** Admitted messages waiting for their own turn. */
   queued_turns: CountSchema,
-  /** tools2 (runtime.md §13): the session whose `delegate` call started this one, and that call. */
+  /** tools2 (docs/tools.md): the session whose `delegate` call started this one, and that call. */
   parent_session_id: IdentifierSchema.nullable(),
   parent_call_id: IdentifierSchema.nullable(),
   /** While a subagent of this session waits for an approval: which child, and its request. */
   pending_child_approval: z
     .strictObject({ child_session_id: IdentifierSchema, request: ExecApprovalRequestMsgSchema })
     .nullable(),
-  /** The estimate of the next model call's input tokens, and the route's window (runtime.md §10). */
+  /** The estimate of the next model call's input tokens, and the route's window (docs/context.md). */
   context: ContextUsageSchema,
 });
 export type SessionDescriptor = z.infer<typeof SessionDescriptorSchema>;

@@ -1,9 +1,9 @@
 /** Protocol version, limits, defaults and close codes: the single place these numbers live. */
 
-/** Wire protocol version spoken by this build (see protocol.md). */
+/** Wire protocol version spoken by this build (see docs/protocol.md). */
 export const PROTOCOL_VERSION = 1;
 
-/** Default limits from runtime.md §9 and the protocol's own bounds. Byte limits count UTF-8 bytes. */
+/** Default limits from docs/configuration.md and the protocol's own bounds. Byte limits count UTF-8 bytes. */
 export const LIMITS = {
   inboxCapacity: 64,
   identifierMaxBytes: 128,
@@ -41,9 +41,9 @@ export const LIMITS = {
   replayBatchesMax: 10_000,
   /** An `error` frame's message carries at most this many UTF-8 bytes (cut with a marker). */
   errorMessageMaxBytes: 1024,
-  /** How deep subagents nest (runtime.md §13): a root session is depth 0, its child 1, … */
+  /** How deep subagents nest (docs/tools.md): a root session is depth 0, its child 1, … */
   maxSubagentDepth: 2,
-  // ---- context (engineer "context"): what the model sees (runtime.md §10) ----
+  // ---- context (engineer "context"): what the model sees (docs/context.md) ----
   /** A system prompt (`create_session.config.system_prompt`, config, route): at most 64 KiB of UTF-8. */
   systemPromptMaxBytes: 64 * 1024,
   /** A tool call's output as sent to the model: at most 64 KiB (head + tail, a marker between). */

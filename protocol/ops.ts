@@ -13,7 +13,7 @@ import {
 export const MessageModeSchema = z.enum(['queue', 'steer']);
 export type MessageMode = z.infer<typeof MessageModeSchema>;
 
-/** Per-message overrides for the turn the message starts (runtime.md §11); the session's route is unchanged. */
+/** Per-message overrides for the turn the message starts (docs/models.md); the session's route is unchanged. */
 export const MessageOverridesSchema = z.strictObject({
   route: IdentifierSchema.optional(),
   reasoning_effort: z.string().min(1).max(LIMITS.reasoningEffortMaxChars).optional(),

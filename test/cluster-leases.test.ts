@@ -1,5 +1,5 @@
 /**
- * Cluster mode's journal side on a real PostgreSQL (runtime.md §14): the synchronous
+ * Cluster mode's journal side on a real PostgreSQL (docs/cluster.md): the synchronous
  * bridge (PgSyncJournal, a worker thread), leases with fencing checked in the commit's
  * transaction, heartbeats, takeover of expired leases, the kept token, commit hints over
  * LISTEN/NOTIFY and the supervised LISTEN connection. Several "nodes" are several

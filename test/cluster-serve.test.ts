@@ -1,5 +1,5 @@
 /**
- * `agentd serve` in cluster mode (runtime.md §14), one real node at a time on a real
+ * `agentd serve` in cluster mode (docs/cluster.md), one real node at a time on a real
  * PostgreSQL: what it refuses at start-up, the token kept in the database, the node link's
  * authentication (the cluster secret instead of the client token), /healthz, and a
  * takeover whose session's cwd is missing on the new node.

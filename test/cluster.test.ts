@@ -1,5 +1,5 @@
 /**
- * Cluster mode with three real daemons on one real PostgreSQL (runtime.md §14): any node
+ * Cluster mode with three real daemons on one real PostgreSQL (docs/cluster.md): any node
  * serves any client (live batches byte-identical and gap-free on every node, submissions
  * forwarded to the owner), a kill -9 of the owner mid-turn and mid-approval, a partitioned
  * owner (its backends terminated) fenced, SIGTERM handing leases back at once, 20 random

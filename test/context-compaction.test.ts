@@ -1,5 +1,5 @@
 /**
- * What the model sees (runtime.md §10), through a real daemon and socket on the scripted
+ * What the model sees (docs/context.md), through a real daemon and socket on the scripted
  * model: a small window survives 30 turns of large tool output by compacting (and the
  * journal still replays every original event), manual compaction (idle: a turn of its
  * own; empty: a warning), the circuit breaker and `context_window_exceeded`, the

@@ -1,6 +1,6 @@
 /**
  * The model's request through a real daemon and socket, against local provider servers
- * (runtime.md §10, §11): system prompt precedence (session, route, config file, built-in
+ * (docs/context.md): system prompt precedence (session, route, config file, built-in
  * default) and `system_prompt_bytes`; per-message overrides recorded on `turn_started`; a
  * saved route removed between restarts falls back to the default; a provider overflow
  * error gets one compaction and one retry (OpenAI and Anthropic); the Anthropic path's

@@ -1,5 +1,5 @@
 /**
- * MCP servers through a real daemon (runtime.md §12): the reference servers
+ * MCP servers through a real daemon (docs/tools.md): the reference servers
  * (server-filesystem, server-everything over stdio and Streamable HTTP) and the
  * misbehaving fixture, driven by the OpenAI-compatible fake (test/helpers/fake-openai.ts)
  * or the scripted model's `!mcp TOOL JSON`. Round trip, filtered tool list, approval under

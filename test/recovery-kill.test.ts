@@ -1,5 +1,5 @@
 /**
- * Restart recovery after a real `kill -9` of a spawned daemon (runtime.md §7): nothing
+ * Restart recovery after a real `kill -9` of a spawned daemon (docs/architecture.md): nothing
  * admitted is lost, interrupted turns are resumed (or interrupted by policy), a started
  * shell command never runs twice, pending approvals survive.
  */

@@ -1,5 +1,5 @@
 /**
- * Host and Origin checks (runtime.md §15, protocol.md "Connecting" step 4): a foreign
+ * Host and Origin checks (docs/web.md, docs/protocol.md "Connecting" step 4): a foreign
  * `Host` on any HTTP request and a foreign `Origin` on an upgrade are answered 403, also
  * under --no-auth; the daemon's own origins and configured ones are let through.
  */

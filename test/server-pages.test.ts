@@ -1,5 +1,5 @@
 /**
- * No server frame over 4 MiB (runtime.md §9): `list_sessions` and `history` answers are
+ * No server frame over 4 MiB (docs/configuration.md): `list_sessions` and `history` answers are
  * cut by encoded bytes, and their cursors (`next_before`, `next_before_sequence`) page
  * through everything exactly once.
  */

@@ -1,5 +1,5 @@
 /**
- * A full disk fails the turn and says so truthfully (runtime.md §6, issue 11.10). A real
+ * A full disk fails the turn and says so truthfully (docs/architecture.md, issue 11.10). A real
  * SQLITE_FULL (max_page_count) while a tool call runs fails the turn
  * `journal_write_failed` as soon as a commit succeeds again; when no commit succeeds the
  * session pauses saying why, and re-attaching resumes the turn with a result and a warning

@@ -1,5 +1,5 @@
 /**
- * No server frame over 4 MiB (runtime.md §9): batches are split by encoded bytes into
+ * No server frame over 4 MiB (docs/configuration.md): batches are split by encoded bytes into
  * consecutive sequences, and an event whose text cannot fit is cut and marked
  * `truncated: true`. Real SessionHost, real SQLite file, a real ModelClient in the seam.
  */

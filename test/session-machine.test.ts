@@ -136,7 +136,7 @@ describe('session chart under transition()', () => {
   });
 });
 
-// ---- context (engineer "context"): compaction paths of the chart (runtime.md §10) ----
+// ---- context (engineer "context"): compaction paths of the chart (docs/context.md) ----
 describe('compaction under transition()', () => {
   /** A chart whose session route has a 1000-token window and `estimate` tokens in its context. */
   function windowed(estimate: number, failures = 0) {

@@ -97,7 +97,7 @@ describe('idle session', () => {
     const req = (await w.next('session_resume_requested')) as { session_id: string; context: Record<string, unknown> };
     expect(req.session_id).toBe(other.id);
     expect(req.context.title).toBe('other');
-    // runtime.md §3: the other session's descriptor summary, never its transcript.
+    // docs/protocol.md: the other session's descriptor summary, never its transcript.
     expect(req.context).toEqual({
       session_id: other.id,
       title: 'other',

@@ -1,5 +1,5 @@
 /**
- * Queued turns never lock a session (runtime.md §2): admitted messages waiting for their
+ * Queued turns never lock a session (docs/architecture.md): admitted messages waiting for their
  * turn leave the inbox, the durable queue is bounded by `limits.max_queued_turns`, and an
  * `exec_approval` or `interrupt` is handled however many turns are queued — before and
  * after a restart. Real SessionHost, real SQLite file.

@@ -1,5 +1,5 @@
 /**
- * Subagents through a real daemon (runtime.md §13), driven by the scripted model's
+ * Subagents through a real daemon (docs/tools.md), driven by the scripted model's
  * `!delegate TASK`: the child session (parent's cwd and policy, parent fields in its
  * descriptor), its last message as the call's result, subagent_started/_finished in the
  * parent, list_sessions hiding children, the child's approval shown on the parent and

@@ -260,7 +260,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     await page.close();
   });
 
-  it('refuses a page from another origin and a request with a foreign Host (runtime.md §15)', async () => {
+  it('refuses a page from another origin and a request with a foreign Host (docs/web.md)', async () => {
     expect(await upgradeStatus(d.port, 'http://evil.example')).toBe(403);
     const foreign = await serveForeignPage(d.port, d.token!);
     try {

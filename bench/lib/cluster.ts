@@ -1,5 +1,5 @@
 /**
- * A local agentd cluster (runtime.md §14) for the demo (`npm run cluster`) and the cluster
+ * A local agentd cluster (docs/cluster.md) for the demo (`npm run cluster`) and the cluster
  * bench: nodes `agentd serve --postgres URL --node-id ID` on one PostgreSQL database, one
  * shared secret (AGENTD_CLUSTER_SECRET) and one client token, each with its own data dir.
  */

@@ -1,5 +1,5 @@
 /**
- * cluster: agentd in cluster mode (runtime.md §14) on one machine — real daemons on a
+ * cluster: agentd in cluster mode (docs/cluster.md) on one machine — real daemons on a
  * throwaway PostgreSQL (bench/lib/postgres), the scripted model. Three measurements:
  *
  * - takeover (the value): kill -9 the owner of a session whose `!sleep` turn is streaming;

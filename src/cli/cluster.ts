@@ -1,5 +1,5 @@
 /**
- * `agentd cluster status`: the nodes of a cluster (runtime.md §14) as the shared
+ * `agentd cluster status`: the nodes of a cluster (docs/cluster.md) as the shared
  * PostgreSQL database records them — id, advertised URL, last heartbeat, sessions owned.
  *
  * Exit codes: 0 ok, 1 the database cannot be read, 2 usage.

@@ -1,6 +1,6 @@
 /**
  * `agentd open [SESSION_ID]`: print the web UI's URL with the token in the fragment
- * (`http://HOST:PORT/#token=T[&session=ID]`, runtime.md §15) and, on a desktop, open it
+ * (`http://HOST:PORT/#token=T[&session=ID]`, docs/web.md) and, on a desktop, open it
  * in the browser. The fragment never reaches the server; the page moves the token into
  * sessionStorage and sends it only in its `hello` frame.
  *

@@ -1,5 +1,5 @@
 /**
- * `agentd serve`: run the daemon (runtime.md §8).
+ * `agentd serve`: run the daemon (docs/configuration.md).
  *
  * Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad usage or an
  * invalid configuration file (the message names the bad field).
@@ -248,7 +248,7 @@ interface ClusterMode {
   heartbeatMs: number;
 }
 
-/** Cluster mode (runtime.md §14) when a PostgreSQL journal is configured: its settings, checked. */
+/** Cluster mode (docs/cluster.md) when a PostgreSQL journal is configured: its settings, checked. */
 function clusterMode(opts: ServeOptions, config: Config): ClusterMode | null {
   const url = opts.postgres ?? (process.env.AGENTD_POSTGRES_URL || undefined) ?? (config.journal.backend === 'postgres' ? config.journal.url : undefined);
   if (url === undefined) return null;

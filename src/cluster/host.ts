@@ -2,7 +2,7 @@
  * ClusterHost: the session API of a cluster node (what the server programs against, as
  * on one machine). Sessions this node runs are the SessionHost's; any other session is a
  * RemoteSession fed from the shared journal. Opening a session nobody holds takes it
- * (runtime.md §14: "a session nobody owns is taken by the node that needs it").
+ * (docs/cluster.md: "a session nobody owns is taken by the node that needs it").
  */
 import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
 import type { CommittedBatch, ListOptions, SessionHandle, SessionHostApi } from '../session/api.js';

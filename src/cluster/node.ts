@@ -1,5 +1,5 @@
 /**
- * ClusterNode: one node of a cluster on one PostgreSQL (runtime.md §14). It heartbeats
+ * ClusterNode: one node of a cluster on one PostgreSQL (docs/cluster.md). It heartbeats
  * and renews its leases every `heartbeat_ms`; stops a session's actor the moment its lease
  * is found gone (fenced), and all of them when it cannot reach the database for long
  * enough that its leases may expire elsewhere; takes over unfinished sessions nobody

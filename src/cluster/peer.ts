@@ -1,5 +1,5 @@
 /**
- * Node-to-node links (runtime.md §14): a submission for a session another node owns is
+ * Node-to-node links (docs/cluster.md): a submission for a session another node owns is
  * forwarded to that node over a WebSocket speaking the ordinary client protocol,
  * authenticated with the cluster secret (not the client token). The owner answers with
  * the frames a client would get — `queued`, then for a message `admitted` or an `error` —

@@ -1,6 +1,6 @@
 /**
  * RemoteSession: a session whose actor runs on another node, as this node's clients see
- * it (cluster mode, runtime.md §14). Its batches come from the shared journal: a commit
+ * it (cluster mode, docs/cluster.md). Its batches come from the shared journal: a commit
  * hint (LISTEN/NOTIFY: session and sequence only) makes it read what it has not yet
  * delivered, in sequence order, so its subscribers get the very frames the owner wrote,
  * gap-free (a hint that is lost is made up by the next hint or the catch-up after a

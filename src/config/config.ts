@@ -1,5 +1,5 @@
 /**
- * The daemon's configuration file (runtime.md §8): schema, defaults and loading.
+ * The daemon's configuration file (docs/configuration.md): schema, defaults and loading.
  * Validation errors name the offending field.
  */
 import { readFileSync, existsSync } from 'node:fs';
@@ -22,11 +22,11 @@ const RouteSchema = z.strictObject({
   reasoning_efforts: z.array(z.string().min(1)).optional(),
   // anthropic routes (docs/models.md "Anthropic"): the reply's output-token limit.
   max_tokens: z.int().positive().optional(),
-  // context: this route's system prompt (runtime.md §10), sent verbatim.
+  // context: this route's system prompt (docs/context.md), sent verbatim.
   system_prompt: z.string().min(1).optional(),
 });
 
-// ---- context block (engineer "context"): system prompt and compaction (runtime.md §10, docs/context.md) ----
+// ---- context block (engineer "context"): system prompt and compaction (docs/context.md, docs/context.md) ----
 /** A system prompt in the config: the text, or `{file}` read at start-up (relative to the config file). */
 const SystemPromptSchema = z.union([z.string().min(1), z.strictObject({ file: z.string().min(1) })]);
 /** Defaults of the `compaction` block. */
@@ -102,9 +102,9 @@ export const ConfigSchema = z.strictObject({
       shell_timeout_ms: PositiveInt.default(120_000),
       shell_output_cap_bytes: PositiveInt.default(1024 * 1024),
       evict_idle_ms: z.int().min(0).default(30_000),
-      // core: admitted messages waiting for their own turn (runtime.md §2)
+      // core: admitted messages waiting for their own turn (docs/architecture.md)
       max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
-      // tools2: how deep subagents may nest (runtime.md §13): a session at this depth gets no delegate
+      // tools2: how deep subagents may nest (docs/tools.md): a session at this depth gets no delegate
       max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
     })
     .prefault({}),
@@ -118,7 +118,7 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
       group_commit_ms: z.int().min(0).max(1000).default(2),
-      // cluster (runtime.md §14): "postgres" puts the journal in a shared PostgreSQL database
+      // cluster (docs/cluster.md): "postgres" puts the journal in a shared PostgreSQL database
       backend: z.enum(['sqlite', 'postgres']).default('sqlite'),
       url: z.string().min(1).optional(),
     })
@@ -127,7 +127,7 @@ export const ConfigSchema = z.strictObject({
       message: 'journal.url is required with journal.backend "postgres"',
       path: ['url'],
     }),
-  // cluster (runtime.md §14): this node when the journal is on PostgreSQL
+  // cluster (docs/cluster.md): this node when the journal is on PostgreSQL
   cluster: z
     .strictObject({
       node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, . _ - (at most 63)').optional(),
@@ -140,7 +140,7 @@ export const ConfigSchema = z.strictObject({
     .refine((c) => c.heartbeat_ms * 2 <= c.lease_ms, { message: 'cluster.heartbeat_ms must be at most half of cluster.lease_ms', path: ['heartbeat_ms'] }),
   server: ServerSchema,
   tools: ToolsSchema,
-  // tools2: MCP servers (runtime.md §12), schema in ./mcp_servers.ts
+  // tools2: MCP servers (docs/tools.md), schema in ./mcp_servers.ts
   mcp_servers: McpServersSchema,
   system_prompt: SystemPromptSchema.optional(),
   compaction: CompactionSchema,

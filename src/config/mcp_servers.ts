@@ -1,5 +1,5 @@
 /**
- * The `mcp_servers` configuration block (runtime.md §12): a zod schema with clear
+ * The `mcp_servers` configuration block (docs/tools.md): a zod schema with clear
  * validation errors, resolved into one McpServerConfig per server (stdio or Streamable
  * HTTP). src/config/config.ts includes it as `mcp_servers: McpServersSchema`; it lives in
  * the config layer (config imports nothing above it) and src/mcp/ builds on it.

@@ -1,5 +1,5 @@
 /**
- * The data dir (runtime.md §8): where the daemon keeps its database, its token and
+ * The data dir (docs/configuration.md): where the daemon keeps its database, its token and
  * `daemon.json` — what local clients need to find and authenticate to the daemon.
  * Shared by the daemon (`agentd serve` writes these files) and the client library
  * (client/endpoint.ts reads them); it imports nothing of agentd.

@@ -76,7 +76,7 @@ export class JournalConflictError extends JournalError {
 /**
  * Cluster mode: the writer's lease on the session is gone (another node took it over and
  * bumped the epoch, or this node handed it back). Nothing was written; the writer must
- * stop acting for the session at once (runtime.md §14, fencing).
+ * stop acting for the session at once (docs/cluster.md, fencing).
  */
 export class JournalFencedError extends JournalConflictError {
   constructor(sessionId: string, head: number, message: string) {

@@ -1,4 +1,4 @@
-/** The MCP client module (runtime.md §12): configuration, the manager, the per-session toolset. */
+/** The MCP client module (docs/tools.md): configuration, the manager, the per-session toolset. */
 export { McpServersSchema, parseMcpServers, McpConfigError, type McpServerConfig, type McpApproval } from './config.js';
 export { McpManager, type McpManagerOptions } from './manager.js';
 export { McpToolset, mustAsk, type McpTool, type McpWarning, type McpServerStatus } from './toolset.js';

@@ -1,5 +1,5 @@
 /**
- * The embedded `scripted` model (runtime.md §4): deterministic and offline, for demos
+ * The embedded `scripted` model (docs/models.md): deterministic and offline, for demos
  * and tests. It reacts to the latest user message:
  *   `!sh CMD`    → calls `shell {command: CMD}`; after the result: `command exited with code N`
  *   `!sleep MS`  → streams `slept` in small deltas spread over MS milliseconds
@@ -63,7 +63,7 @@ export function requestTokens(request: Pick<ModelRequest, 'system' | 'context' |
   return Math.ceil(bytes / 4);
 }
 
-/** The deterministic summary (runtime.md §10): the first 20 characters of each user message. */
+/** The deterministic summary (docs/context.md): the first 20 characters of each user message. */
 function summaryOf(request: ModelRequest): string {
   const users = request.context.slice(0, -1).flatMap((item) => (item.role === 'user' ? [item.text.slice(0, 20)] : []));
   return `summary: ${users.join(' | ')}`;

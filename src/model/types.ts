@@ -36,7 +36,7 @@ export type ContextItem =
   | { role: 'system'; text: string };
 
 /**
- * Starts the last user message of a summarization request (a compaction, runtime.md §10),
+ * Starts the last user message of a summarization request (a compaction, docs/context.md),
  * so a model that must answer it specially — the scripted one — can recognize it.
  */
 export const SUMMARIZE_MARKER = '[agentd:summarize]';
@@ -60,14 +60,14 @@ export interface ModelRoute {
   reasoning_efforts?: string[];
   /** Anthropic: the reply's output-token limit (default 8192; thinking budgets come on top). */
   max_tokens?: number;
-  /** The route's system prompt (runtime.md §10): used when the session has none of its own. */
+  /** The route's system prompt (docs/context.md): used when the session has none of its own. */
   system_prompt?: string;
 }
 
 export interface ModelRequest {
   route: ModelRoute;
   reasoning_effort: string | null;
-  /** The session's system prompt (runtime.md §10): sent once, before the transcript. */
+  /** The session's system prompt (docs/context.md): sent once, before the transcript. */
   system?: string;
   context: ContextItem[];
   tools: ToolSpec[];
@@ -101,7 +101,7 @@ export type ModelChunk =
 /**
  * ModelError code of a provider saying the request does not fit the model's context
  * (OpenAI `context_length_exceeded`, Anthropic `prompt is too long`, HTTP 413): the
- * session reacts with a compaction and one retry (runtime.md §10).
+ * session reacts with a compaction and one retry (docs/context.md).
  */
 export const CONTEXT_OVERFLOW = 'context_overflow' as const;
 

@@ -31,7 +31,7 @@ export interface ServerOptions {
   port: number;
   /** Expected client token; null disables auth (loopback only — checked by the caller). */
   token: string | null;
-  /** Cluster mode: the shared secret other nodes' links authenticate with (runtime.md §14). */
+  /** Cluster mode: the shared secret other nodes' links authenticate with (docs/cluster.md). */
   peerToken?: string;
   /** `server` of the welcome frame, e.g. "agentd/0.1.0". */
   serverName: string;
@@ -178,7 +178,7 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
   };
 }
 
-/** The browser UI's route (runtime.md §15), behind the same Host/Origin admission as every request. */
+/** The browser UI's route (docs/web.md), behind the same Host/Origin admission as every request. */
 function webRoutes(webRoot: string | null | undefined): HttpRoute[] {
   const root = webRoot === undefined ? defaultWebRoot() : webRoot;
   if (root === null) return [];

@@ -1,6 +1,6 @@
 /**
  * Pages of `list_sessions` and `history` answers bounded by encoded bytes: no server frame
- * exceeds the frame limit (runtime.md §9). A page stops before the entry that would pass
+ * exceeds the frame limit (docs/configuration.md). A page stops before the entry that would pass
  * the limit; its cursor (`next_before` / `next_before_sequence`) lets the client go on
  * from there. The frame text is assembled from the entries' JSON, so each is encoded once.
  */

@@ -1,6 +1,6 @@
 /**
  * The one check every HTTP request and WebSocket upgrade passes before any route
- * (runtime.md §15, protocol.md "Connecting" step 4):
+ * (docs/web.md, docs/protocol.md "Connecting" step 4):
  *
  * - `Host` must name the daemon: its bind address, `localhost`, `127.0.0.1`, `[::1]`
  *   (at the daemon's port, or without a port) or an entry of `server.allowed_hosts`

@@ -1,5 +1,5 @@
 /**
- * Static serving of the browser UI (runtime.md §15) on the daemon's HTTP port: the files
+ * Static serving of the browser UI (docs/web.md) on the daemon's HTTP port: the files
  * Vite built into dist/web at install, read into memory once at start-up, served with a
  * strict Content-Security-Policy and caching headers. Only files found at start-up are
  * served (an exact map lookup: no path from a request ever reaches the file system).

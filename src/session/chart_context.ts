@@ -1,5 +1,5 @@
 /**
- * The chart's guards and actions for what the model sees (runtime.md §10–11): when to
+ * The chart's guards and actions for what the model sees (docs/context.md–11): when to
  * compact, recording a compaction or its failure, the circuit breaker and overflow
  * retry, manual compaction turns, and the default-route fallback at hydration. Pure
  * like the rest of the chart: guards read the context and the event, actions build a Tx.

@@ -1,5 +1,5 @@
 /**
- * Compaction (runtime.md §10): when it is due (automatic at the threshold, manual,
+ * Compaction (docs/context.md): when it is due (automatic at the threshold, manual,
  * after an overflow error), the child actor that runs the summarization call, and the
  * transitions that record its outcome — a compaction marker in the transcript, a
  * `context_compacted` event, the new estimate — or count a failure for the circuit

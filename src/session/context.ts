@@ -1,5 +1,5 @@
 /**
- * What the model sees of a transcript (runtime.md §10): the append-only transcript holds
+ * What the model sees of a transcript (docs/context.md): the append-only transcript holds
  * compaction markers; the model's view replaces everything a marker summarized by one
  * summary item. Also the token estimate (UTF-8 bytes / 4), the compaction plan (which
  * items are summarized, which are kept verbatim — a tool call never separated from its

@@ -1,5 +1,5 @@
 /**
- * Fitting events into frames (runtime.md §9): no server frame exceeds 4 MiB, so one event
+ * Fitting events into frames (docs/configuration.md): no server frame exceeds 4 MiB, so one event
  * envelope must fit, with room for the batch frame around it. An event whose fields would
  * not fit is cut — its largest fields first — and carries `truncated: true` on its
  * envelope. Serialization of every event goes through here, once.

@@ -43,7 +43,7 @@ export interface SessionHostOptions {
 }
 
 /**
- * Cluster mode's side of the host (runtime.md §14): a session's actor runs only where its
+ * Cluster mode's side of the host (docs/cluster.md): a session's actor runs only where its
  * lease is held. The host asks before creating a session, and tells when it stops running
  * one (evicted: the lease can go back) or lost one (fenced).
  */
@@ -136,7 +136,7 @@ export class SessionHost implements SessionHostApi {
 
   /**
    * Hydrate (and so recover) one session whose lease this node has just taken. Its working
-   * directory must be reachable here (shared storage, runtime.md §14): if it is not, the
+   * directory must be reachable here (shared storage, docs/cluster.md): if it is not, the
    * open turn fails with a clear error instead of running tools in the wrong place.
    */
   recover(sessionId: string): boolean {
@@ -203,7 +203,7 @@ export class SessionHost implements SessionHostApi {
     }
   }
 
-  /** A new session; `child` makes it a subagent (runtime.md §13) with that id. */
+  /** A new session; `child` makes it a subagent (docs/tools.md) with that id. */
   create(
     config: CreateSessionConfig,
     child?: { id: string; parent: { session_id: string; call_id: string }; depth: number },

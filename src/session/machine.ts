@@ -17,7 +17,7 @@
  *      ▼                               │                        └─► running_tool
  *   recovering ─────────────────► turn.tools      boundary (cutoff) → [preparing] → sampling
  *                 (a result with the inbox empty: tools → [preparing] → sampling, no cutoff)
- *                                                  preparing ⇄ compacting (runtime.md §10)
+ *                                                  preparing ⇄ compacting (docs/context.md)
  */
 import { and, assign, setup } from 'xstate';
 import { change, effects, op, stream, sub, type Ev } from './chart_change.js';
@@ -256,7 +256,7 @@ export const sessionMachine = setup({
         submission: [
           { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
           { guard: 'isMessage', target: 'turn', actions: 'admitAndStart' },
-          // A manual compaction while idle is a turn of its own (runtime.md §10).
+          // A manual compaction while idle is a turn of its own (docs/context.md).
           { guard: and(['isCompactCommand', 'hasContext']), target: 'turn', actions: 'startCompactionTurn' },
           { actions: 'handleSubmission' },
         ],

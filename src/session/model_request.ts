@@ -28,7 +28,7 @@ export function unknownRouteClient(route: string): ModelClient {
   };
 }
 
-/** The system prompt of a call on `route` for this session (runtime.md §10). */
+/** The system prompt of a call on `route` for this session (docs/context.md). */
 export function sessionSystemPrompt(state: SessionState, deps: SessionDeps, route: ModelRoute | undefined, now = Date.now()): string {
   return systemPromptFor(state.system_prompt, route, deps.config, state.cwd, [...deps.tools.keys()], now);
 }

@@ -23,7 +23,7 @@ export function setModel(tx: Tx, deps: SessionDeps, op: SetModelOp, submissionId
     return;
   }
   const model = { route: route.route, model: route.model, reasoning_effort: effort, context_window: route.context_window };
-  // Another window: the circuit breaker starts over (runtime.md §10).
+  // Another window: the circuit breaker starts over (docs/context.md).
   tx.set({ model, context: { ...tx.state.context, compaction_failures: 0 } });
   tx.emit({ type: 'model_changed', ...model }, { submission_id: submissionId });
 }

@@ -5,7 +5,7 @@
  * or within `groupCommitMs` for frequent events such as deltas (group commit: in the
  * shared writer's tick, one transaction for every session, or on a timer of its own
  * without one). One commit may hold several batches: a batch is never larger than a frame
- * allows (runtime.md §9). Subscribers see a batch only after it commits.
+ * allows (docs/configuration.md). Subscribers see a batch only after it commits.
  */
 import { encodeEventList } from '../../protocol/index.js';
 import type { JournalError } from '../errors.js';

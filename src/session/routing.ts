@@ -1,5 +1,5 @@
 /**
- * Which route and reasoning effort a model call uses (runtime.md §11): the session's
+ * Which route and reasoning effort a model call uses (docs/models.md): the session's
  * own, or the per-message `overrides` of the running turn; checking overrides when a
  * turn starts; and falling back to the default route at hydration when the saved one is
  * no longer configured.

@@ -26,7 +26,7 @@ export interface QueuedMessage {
   overrides?: MessageOverrides;
 }
 
-/** The model context's bookkeeping (runtime.md §10). */
+/** The model context's bookkeeping (docs/context.md). */
 export interface ContextAccount {
   /** Estimate of the next call's input tokens: last reported + bytes/4 of what was added since. */
   estimated_tokens: number;
@@ -104,7 +104,7 @@ export interface SessionState {
   usage_total: TokenUsage;
   /** Number of transcript items (the model context) committed with this state. */
   transcript_length: number;
-  /** A subagent (runtime.md §13): the parent session and its `delegate` call; absent for a root session. */
+  /** A subagent (docs/tools.md): the parent session and its `delegate` call; absent for a root session. */
   parent?: { session_id: string; call_id: string };
   /** Subagent depth: 0 for a root session, 1 for its child, … (absent: 0). */
   depth?: number;
@@ -242,7 +242,7 @@ export function parseCheckpoint(text: string): SessionState {
   if (typeof state !== 'object' || state === null || state.version !== CHECKPOINT_VERSION || !state.session_id) {
     throw new Error(`unsupported checkpoint (version ${(state as { version?: unknown })?.version})`);
   }
-  // Sessions created before the system prompt existed have none (runtime.md §10).
+  // Sessions created before the system prompt existed have none (docs/context.md).
   if (state.system_prompt === undefined) state.system_prompt = null;
   return state;
 }

@@ -1,5 +1,5 @@
 /**
- * Subagents (runtime.md §13): the built-in `delegate {task, route?, title?}` tool and the
+ * Subagents (docs/tools.md): the built-in `delegate {task, route?, title?}` tool and the
  * port it runs through. The tool never sees the host: it asks its `SubagentPort` to start
  * (or, after a restart, find) the child session of its call and to wait for the child's
  * turn, and turns the outcome into the call's result. The child's id and the id of the

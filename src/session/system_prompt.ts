@@ -1,5 +1,5 @@
 /**
- * The system prompt of a model call (runtime.md §10), in order of precedence: the
+ * The system prompt of a model call (docs/context.md), in order of precedence: the
  * session's own (`create_session.config.system_prompt`, in the checkpoint), the call's
  * route's `system_prompt`, the config's top-level `system_prompt`, else the built-in
  * default — rebuilt for each call — naming the session's cwd, its tools and the date.

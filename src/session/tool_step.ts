@@ -105,7 +105,7 @@ export function endCall(tx: Tx, current: CallState, result: CallResult): void {
     exit_code: result.exit_code ?? null,
     duration_ms: current.started_at ? Math.max(0, tx.now - current.started_at) : 0,
   });
-  // The model is sent at most 64 KiB of it; the event keeps it whole (runtime.md §10).
+  // The model is sent at most 64 KiB of it; the event keeps it whole (docs/context.md).
   const item: Extract<TranscriptItem, { role: 'tool' }> = {
     role: 'tool',
     call_id: current.call.call_id,

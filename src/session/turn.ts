@@ -25,7 +25,7 @@ export interface StepResult {
 
 const INTERRUPTED_NOTE = 'The user interrupted the previous turn; its unfinished tool calls did not complete.';
 
-/** Open a new turn for a user message, with the message's overrides that apply (runtime.md §11). */
+/** Open a new turn for a user message, with the message's overrides that apply (docs/models.md). */
 export function startTurn(tx: Tx, deps: SessionDeps, submissionId: string | null, text: string, requested?: MessageOverrides): void {
   const overrides = applicableOverrides(tx, deps, requested, submissionId);
   const turn = newTurn(deps.newId('turn'), submissionId, tx.now, overrides ? { overrides } : {});

@@ -363,7 +363,7 @@ export class TuiController {
     this.client.reconnectNow();
   }
 
-  // ---- context (runtime.md §10, §11) ----
+  // ---- context (docs/context.md) ----
 
   /** `/model` alone: the routes to pick from, with their windows and efforts. */
   async listModels(): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Cluster mode for tests (runtime.md §14): one throwaway PostgreSQL per test file, a fresh
+ * Cluster mode for tests (docs/cluster.md): one throwaway PostgreSQL per test file, a fresh
  * database per test, N real daemons (`agentd serve --postgres URL --node-id ID`) on it with
  * one shared secret and one client token.
  *

@@ -42,7 +42,7 @@ export interface Health {
   heap_used_bytes: number;
   sessions_resident?: number;
   pid: number;
-  /** Cluster mode (runtime.md §14): this node's id and the leases it holds now. */
+  /** Cluster mode (docs/cluster.md): this node's id and the leases it holds now. */
   node_id?: string;
   sessions_owned?: number;
   [k: string]: unknown;

@@ -1,5 +1,5 @@
 /**
- * Cluster mode's statements on the shared database (runtime.md §14): nodes and their
+ * Cluster mode's statements on the shared database (docs/cluster.md): nodes and their
  * heartbeats, one lease per session with an epoch (the fencing token every commit
  * checks, see store.ts), takeover of expired leases, the token kept for the whole
  * cluster. Every time is the database's clock (`now()`), so nodes with skewed clocks

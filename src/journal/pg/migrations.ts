@@ -42,7 +42,7 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (session_id, submission_id)
   );
   `,
-  // 2: cluster mode (runtime.md §14) — the nodes and one lease per session. Times are the
+  // 2: cluster mode (docs/cluster.md) — the nodes and one lease per session. Times are the
   // database's clock (timestamptz, now()), so nodes with skewed clocks agree on expiry.
   // A lease row is never deleted: handing a lease back expires it, taking it over bumps
   // the epoch, so epochs only grow (the fencing token every commit will check).
