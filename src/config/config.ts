@@ -24,6 +24,8 @@ const RouteSchema = z.strictObject({
   max_tokens: z.int().positive().optional(),
   // context: this route's system prompt (docs/context.md), sent verbatim.
   system_prompt: z.string().min(1).optional(),
+  // openai routes (docs/models.md): false sends non-streaming requests (servers without SSE).
+  stream: z.boolean().optional(),
 });
 
 // ---- context block (engineer "context"): system prompt and compaction (docs/context.md, docs/context.md) ----
@@ -210,8 +212,10 @@ export function configSystemPrompt(config: Config): string | null {
 function checkAnthropicRoute(route: z.infer<typeof RouteSchema>, where: string): void {
   if (route.provider !== 'anthropic') {
     if (route.max_tokens !== undefined) throw new ConfigError(`${where}.max_tokens: only for provider "anthropic"`);
+    if (route.stream !== undefined && route.provider !== 'openai') throw new ConfigError(`${where}.stream: only for provider "openai"`);
     return;
   }
+  if (route.stream !== undefined) throw new ConfigError(`${where}.stream: only for provider "openai"`);
   for (const effort of route.reasoning_efforts ?? []) {
     try {
       thinkingBudget(effort);
@@ -263,6 +267,7 @@ export function resolveRoutes(config: Config): Map<string, ModelRoute> {
       ...(r.reasoning_efforts !== undefined && { reasoning_efforts: r.reasoning_efforts }),
       ...(r.max_tokens !== undefined && { max_tokens: r.max_tokens }),
       ...(r.system_prompt !== undefined && { system_prompt: r.system_prompt }),
+      ...(r.stream === false && { stream: false as const }),
     });
   }
   return routes;
