@@ -86,6 +86,11 @@ export const TurnCompleteMsgSchema = msg('turn_complete', {
   failed_tool_calls: CountSchema,
   usage: TokenUsageSchema,
   duration_ms: z.number().nonnegative(),
+  /**
+   * `length`: the reply was still cut off by the output limit after the last continuation;
+   * else `end_turn`. Always sent; absent only from turns journaled by earlier versions.
+   */
+  stop_reason: z.enum(['end_turn', 'length']).optional(),
 });
 export const TurnInterruptedMsgSchema = msg('turn_interrupted', { reason: z.string() });
 /** Why a turn failed: `turn_failed.error.code` (docs/protocol.md lists what each means). */

@@ -67,10 +67,19 @@ export interface ActiveTurn {
   approval: ExecApprovalRequestMsg | null;
   /** Steer texts admitted but not yet given to the model. */
   steer: string[];
-  /** Keys (tool + arguments) of the latest tool calls in a row, for doom-loop detection. */
+  /** Keys (tool + arguments) of the previous model step's tool calls, for doom-loop detection. */
   recent_calls: string[];
+  /** How many consecutive steps each of `recent_calls` was called in (same order; absent: 1 each). */
+  recent_streaks?: number[];
   /** Length-finish continuations used for the current reply. */
   output_recoveries: number;
+  /**
+   * The reply so far while it is being continued after a length stop (docs/models.md): not
+   * yet in the transcript or an `agent_message`; the continuation call sees it.
+   */
+  reply_prefix?: string;
+  /** `length` when the turn's last reply was still cut off after the last continuation. */
+  stop_reason?: 'length';
   /** Restart recoveries of this turn so far. */
   recovery_attempts: number;
   // ---- context (all optional: checkpoints written before they existed lack them) ----
