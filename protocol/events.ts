@@ -120,6 +120,8 @@ export const TurnFailureCodeSchema = z.enum([
   'context_overflow',
   // the context still does not fit after compaction, or compaction's circuit breaker is open (docs/context.md)
   'context_window_exceeded',
+  // the session's token budget is spent (docs/tools.md); `session budget` raises it
+  'budget_exceeded',
 ]);
 export type TurnFailureCode = z.infer<typeof TurnFailureCodeSchema>;
 

@@ -5,7 +5,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, utf8Bytes } from '../../protocol/index.js';
+import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, ShellRuleSchema, TokenBudgetSchema, utf8Bytes } from '../../protocol/index.js';
 import { ConfigError } from '../errors.js';
 import { thinkingBudget } from '../model/anthropic_request.js';
 import type { ModelRoute } from '../model/types.js';
@@ -80,6 +80,8 @@ const ToolsSchema = z
         env: z.record(z.string().regex(/^[^=\0]+$/, 'variable names must not contain "=" or NUL'), z.string()).default({}),
         /** "minimal" (the allowlist), "all" (the daemon's environment), or the allowlist plus these names. */
         inherit_env: z.union([z.enum(['minimal', 'all']), z.array(z.string().min(1))]).default('minimal'),
+        /** Commands that never wait for approval under `ask` (docs/tools.md "Shell allow rules"). */
+        allow: z.array(ShellRuleSchema).max(LIMITS.shellAllowMaxRules).default([]),
       })
       .prefault({}),
   })
@@ -108,6 +110,8 @@ export const ConfigSchema = z.strictObject({
       max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
       // tools2: how deep subagents may nest (docs/tools.md): a session at this depth gets no delegate
       max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
+      // tools (docs/tools.md): every new session's token budget (input + output tokens); absent: none
+      session_token_budget: TokenBudgetSchema.optional(),
     })
     .prefault({}),
   recovery: z

@@ -40,6 +40,7 @@ import {
 } from './turn.js';
 import { DELEGATE_TOOL } from './subagent.js';
 import { BEFORE_MODEL_CALL, boundaryGuards, PAST_CLEAR_STEP_BOUNDARY, PAST_STEP_BOUNDARY } from './chart_boundary.js';
+import { failBudget } from './budget.js';
 
 export const sessionMachine = setup({
   types: {
@@ -139,6 +140,7 @@ export const sessionMachine = setup({
       if (ctx.stepFailure) failTurn(tx, ctx.stepFailure.code, ctx.stepFailure.message);
     }),
     failModel: change((tx, ctx, event: Ev<'model.failed'>) => failTurn(tx, event.code, event.message, ctx.stepText)),
+    failBudget: change((tx) => failBudget(tx)),
     failMaxSteps: change((tx, ctx) =>
       failTurn(tx, 'max_model_steps_exceeded', `the turn reached max_model_steps (${ctx.deps.config.limits.max_model_steps})`),
     ),
@@ -149,20 +151,20 @@ export const sessionMachine = setup({
     complete: change((tx) => completeTurn(tx)),
     refuseCall: change((tx) => finishCall(tx, { status: 'error', output: tx.turn.calls[0]!.refused! })),
     requestApproval: change((tx, ctx) => requestApproval(tx, ctx.deps)),
-    approve: change((tx, _ctx, event) => {
+    approve: change((tx, ctx, event) => {
       const o = op(event);
-      if (o.type === 'exec_approval') resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      if (o.type === 'exec_approval') resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
     }),
-    deny: change((tx, _ctx, event) => {
+    deny: change((tx, ctx, event) => {
       const o = op(event);
       if (o.type !== 'exec_approval') return;
-      resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
       finishCall(tx, { status: 'denied', output: 'the user denied this tool call' });
     }),
-    abort: change((tx, _ctx, event) => {
+    abort: change((tx, ctx, event) => {
       const o = op(event);
       if (o.type !== 'exec_approval') return;
-      resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
       interruptTurn(tx, 'interrupted', '', { submission_id: sub(event).item.submission.id });
     }),
     markStarted: change((tx) => {
