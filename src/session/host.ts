@@ -23,7 +23,7 @@ import { Session, type SessionHostHooks } from './session.js';
 import { HostSubagents } from './subagent_host.js';
 import type { ToolboxFactory } from './session_ports.js';
 import { baseTokens } from './context.js';
-import { lacksContext, newSessionState, parseCheckpoint, type SessionState } from './state.js';
+import { lacksContext, newSessionState, parseCheckpoint, withQueuedTexts, type SessionState } from './state.js';
 import { nanoid, sharedDeps, toolboxFactory } from './host_wiring.js';
 import { listPage, otherSession } from './host_reads.js';
 import { systemPromptFor } from './system_prompt.js';
@@ -279,7 +279,7 @@ export class SessionHost implements SessionHostApi {
     }
     let state: SessionState;
     try {
-      state = parseCheckpoint(stored.checkpoint);
+      state = withQueuedTexts(parseCheckpoint(stored.checkpoint), stored.queued);
     } catch (err) {
       throw new AgentdError('internal', `session ${sessionId} cannot be loaded: its checkpoint is unreadable (${(err as Error).message})`);
     }

@@ -254,6 +254,24 @@ export function toDescriptor(
   };
 }
 
+/**
+ * The queue's texts from their stored entries (a checkpoint lists only the queue's ids;
+ * one written before that holds the texts itself and is returned as it is). Throws when a
+ * queued message's entry is missing.
+ */
+export function withQueuedTexts(state: SessionState, entries: ReadonlyArray<{ submission_id: string; entry: string }> = []): SessionState {
+  if (state.queue.every((q) => typeof q.text === 'string')) return state;
+  const byId = new Map(entries.map((e) => [e.submission_id, e.entry]));
+  const queue = state.queue.map((q) => {
+    if (typeof q.text === 'string') return q;
+    const entry = byId.get(q.submission_id);
+    if (entry === undefined) throw new Error(`queued message ${q.submission_id} has no stored text`);
+    const { text, overrides } = JSON.parse(entry) as Pick<QueuedMessage, 'text' | 'overrides'>;
+    return { submission_id: q.submission_id, text, ...(overrides && { overrides }) };
+  });
+  return { ...state, queue };
+}
+
 /** Parse a stored checkpoint; throws with a clear message when it is not one. */
 export function parseCheckpoint(text: string): SessionState {
   const state = JSON.parse(text) as SessionState;
