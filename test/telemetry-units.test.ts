@@ -6,7 +6,7 @@
  */
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { Event } from '../protocol/index.js';
+import { encodeBatchFrame, type Event } from '../protocol/index.js';
 import { ModelError, type ModelChunk, type ModelClient, type ModelRequest } from '../src/model/types.js';
 import { scriptedModel } from '../src/model/scripted.js';
 import { AgentdMetrics, MAX_LABEL_VALUES } from '../src/telemetry/metrics.js';
@@ -62,7 +62,8 @@ function event(msg: Event['msg'], turn_id: string | null = 't_1', ts = Date.now(
 }
 
 function batch(events: Event[], sequence = 1) {
-  return { session_id: 's_1', sequence, committed_at: Date.now(), events, frame: '' };
+  const at = Date.now();
+  return { session_id: 's_1', sequence, committed_at: at, events, frame: encodeBatchFrame('s_1', sequence, at, JSON.stringify(events)) };
 }
 
 describe('the model-call wrapper', () => {
@@ -107,6 +108,28 @@ describe('the model-call wrapper', () => {
     expect(m.value('agentd_turns_total', { route: 'none', outcome: 'failed' })).toBe(1); // no model call in that turn
     expect(m.value('agentd_batches_committed_total')).toBe(3);
   });
+});
+
+test('a batch of streamed pieces is not parsed (its frame names no event the observer needs), even when their text looks like one', () => {
+  const observer = new TelemetryObserver(new AgentdMetrics(), null);
+  const deltas = [event({ type: 'agent_message_delta', delta: '"type":"turn_started"' }), event({ type: 'exec_output_delta', call_id: 'c', stream: 'stdout', chunk: '{"type":"tool_call_end"}' })];
+  const frame = encodeBatchFrame('s_1', 1, 1, JSON.stringify(deltas));
+  let parsed = 0;
+  const lazy = (f: string, events: Event[]) => ({
+    session_id: 's_1',
+    sequence: 1,
+    committed_at: 1,
+    frame: f,
+    get events() {
+      parsed++;
+      return events;
+    },
+  });
+  observer.committed(lazy(frame, deltas));
+  expect(parsed).toBe(0);
+  const end = [event({ type: 'turn_interrupted', reason: 'user' })];
+  observer.committed(lazy(encodeBatchFrame('s_1', 2, 1, JSON.stringify(end)), end));
+  expect(parsed).toBe(1);
 });
 
 test(`tool labels: past ${MAX_LABEL_VALUES} distinct names, "other"`, async () => {

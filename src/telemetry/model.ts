@@ -19,7 +19,7 @@ export interface ModelObservation {
 
 /** The client, observed. */
 export function observeModel(client: ModelClient, seen: ModelObservation): ModelClient {
-  return { stream: (request) => observedStream(client, request, seen) };
+  return { stream: (request) => ({ [Symbol.asyncIterator]: () => new ObservedCall(client, request, seen) }) };
 }
 
 /** The outcome label of a call that threw. */
@@ -28,41 +28,83 @@ function failureOf(err: unknown, signal: AbortSignal): string {
   return signal.aborted ? 'aborted' : 'error';
 }
 
-async function* observedStream(client: ModelClient, request: ModelRequest, seen: ModelObservation): AsyncGenerator<ModelChunk> {
-  const route = request.route.route;
-  if (request.session_id !== undefined) seen.called(request.session_id, route);
-  const span = seen.traces ? startSpan(seen.traces, request) : null;
-  const started = performance.now();
-  let outcome = 'aborted'; // the consumer stopped reading (interrupt, idle timeout, a stopped session)
-  let usage: Extract<ModelChunk, { type: 'usage' }> | null = null;
-  let finish: string | null = null;
-  let text = '';
-  const calls: Array<{ id: string; name: string; arguments: unknown }> = [];
-  const keep = span !== null && seen.traces!.recordContent;
-  try {
-    for await (const chunk of client.stream(request)) {
-      if (chunk.type === 'usage') usage = chunk;
-      else if (chunk.type === 'finish') finish = chunk.reason;
-      else if (keep && chunk.type === 'text_delta') text += chunk.delta;
-      else if (keep && chunk.type === 'tool_call') calls.push({ id: chunk.call.call_id, name: chunk.call.tool, arguments: chunk.call.arguments });
-      yield chunk;
+type Usage = Extract<ModelChunk, { type: 'usage' }>;
+type ToolCallOut = { id: string; name: string; arguments: unknown };
+
+/**
+ * One observed call: the provider's iterator, passed through. The consumer awaits the
+ * provider's own promises (no extra async step per chunk: the streaming hot path); each
+ * result is looked at on a side branch of that promise.
+ */
+class ObservedCall implements AsyncIterator<ModelChunk> {
+  private readonly inner: AsyncIterator<ModelChunk>;
+  private readonly started = performance.now();
+  private readonly span: Span | null;
+  /** Keep the reply's text and tool calls (content on spans). */
+  private readonly keep: boolean;
+  private usage: Usage | null = null;
+  private finish: string | null = null;
+  private text = '';
+  private readonly calls: ToolCallOut[] = [];
+  private ended = false;
+  private readonly onResult = (r: IteratorResult<ModelChunk>): void => this.look(r);
+  private readonly onError = (err: unknown): void => this.end(failureOf(err, this.request.signal), err);
+
+  constructor(
+    client: ModelClient,
+    private readonly request: ModelRequest,
+    private readonly seen: ModelObservation,
+  ) {
+    if (request.session_id !== undefined) seen.called(request.session_id, request.route.route);
+    this.span = seen.traces ? startSpan(seen.traces, request) : null;
+    this.keep = this.span !== null && seen.traces!.recordContent;
+    this.inner = client.stream(request)[Symbol.asyncIterator]();
+  }
+
+  next(): Promise<IteratorResult<ModelChunk>> {
+    let p: Promise<IteratorResult<ModelChunk>>;
+    try {
+      p = this.inner.next();
+    } catch (err) {
+      this.onError(err);
+      throw err;
     }
-    outcome = 'ok';
-  } catch (err) {
-    outcome = failureOf(err, request.signal);
-    if (span) span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-    throw err;
-  } finally {
-    const { metrics } = seen;
+    p.then(this.onResult, this.onError);
+    return p;
+  }
+
+  /** The consumer stopped reading (interrupt, idle timeout, a stopped session). */
+  return(value?: unknown): Promise<IteratorResult<ModelChunk>> {
+    this.end('aborted');
+    return this.inner.return ? this.inner.return(value) : Promise.resolve({ done: true, value: undefined });
+  }
+
+  private look(r: IteratorResult<ModelChunk>): void {
+    if (r.done) return this.end('ok');
+    const chunk = r.value;
+    if (chunk.type === 'usage') this.usage = chunk;
+    else if (chunk.type === 'finish') this.finish = chunk.reason;
+    else if (this.keep && chunk.type === 'text_delta') this.text += chunk.delta;
+    else if (this.keep && chunk.type === 'tool_call') this.calls.push({ id: chunk.call.call_id, name: chunk.call.tool, arguments: chunk.call.arguments });
+  }
+
+  private end(outcome: string, err?: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    const { metrics } = this.seen;
+    const route = this.request.route.route;
     metrics.modelCalls.inc({ route, outcome });
-    metrics.modelCallSeconds.observe({ route }, (performance.now() - started) / 1000);
+    metrics.modelCallSeconds.observe({ route }, (performance.now() - this.started) / 1000);
+    const usage = this.usage;
     if (usage) {
       metrics.tokens.inc({ route, kind: 'input' }, usage.input_tokens);
       metrics.tokens.inc({ route, kind: 'output' }, usage.output_tokens);
       metrics.tokens.inc({ route, kind: 'cached' }, usage.cached_input_tokens ?? 0);
       metrics.tokens.inc({ route, kind: 'reasoning' }, usage.reasoning_tokens ?? 0);
     }
-    if (span) endSpan(span, { model: request.route.model, outcome, usage, finish, text, calls, recordContent: seen.traces!.recordContent });
+    if (!this.span) return;
+    if (err !== undefined) this.span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+    endSpan(this.span, { model: this.request.route.model, outcome, usage, finish: this.finish, text: this.text, calls: this.calls, recordContent: this.keep });
   }
 }
 
@@ -87,10 +129,10 @@ function startSpan(traces: TraceBook, request: ModelRequest): Span {
 interface CallEnd {
   model: string;
   outcome: string;
-  usage: Extract<ModelChunk, { type: 'usage' }> | null;
+  usage: Usage | null;
   finish: string | null;
   text: string;
-  calls: Array<{ id: string; name: string; arguments: unknown }>;
+  calls: ToolCallOut[];
   recordContent: boolean;
 }
 
