@@ -5,7 +5,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, utf8Bytes } from '../../protocol/index.js';
+import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, ShellRuleSchema, TokenBudgetSchema, utf8Bytes } from '../../protocol/index.js';
 import { ConfigError } from '../errors.js';
 import { thinkingBudget } from '../model/anthropic_request.js';
 import type { ModelRoute } from '../model/types.js';
@@ -24,6 +24,8 @@ const RouteSchema = z.strictObject({
   max_tokens: z.int().positive().optional(),
   // context: this route's system prompt (docs/context.md), sent verbatim.
   system_prompt: z.string().min(1).optional(),
+  // openai routes (docs/models.md): false sends non-streaming requests (servers without SSE).
+  stream: z.boolean().optional(),
 });
 
 // ---- context block (engineer "context"): system prompt and compaction (docs/context.md, docs/context.md) ----
@@ -80,6 +82,8 @@ const ToolsSchema = z
         env: z.record(z.string().regex(/^[^=\0]+$/, 'variable names must not contain "=" or NUL'), z.string()).default({}),
         /** "minimal" (the allowlist), "all" (the daemon's environment), or the allowlist plus these names. */
         inherit_env: z.union([z.enum(['minimal', 'all']), z.array(z.string().min(1))]).default('minimal'),
+        /** Commands that never wait for approval under `ask` (docs/tools.md "Shell allow rules"). */
+        allow: z.array(ShellRuleSchema).max(LIMITS.shellAllowMaxRules).default([]),
       })
       .prefault({}),
   })
@@ -121,6 +125,8 @@ export const ConfigSchema = z.strictObject({
       max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
       // tools2: how deep subagents may nest (docs/tools.md): a session at this depth gets no delegate
       max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
+      // tools (docs/tools.md): every new session's token budget (input + output tokens); absent: none
+      session_token_budget: TokenBudgetSchema.optional(),
     })
     .prefault({}),
   recovery: z
@@ -226,8 +232,10 @@ export function configSystemPrompt(config: Config): string | null {
 function checkAnthropicRoute(route: z.infer<typeof RouteSchema>, where: string): void {
   if (route.provider !== 'anthropic') {
     if (route.max_tokens !== undefined) throw new ConfigError(`${where}.max_tokens: only for provider "anthropic"`);
+    if (route.stream !== undefined && route.provider !== 'openai') throw new ConfigError(`${where}.stream: only for provider "openai"`);
     return;
   }
+  if (route.stream !== undefined) throw new ConfigError(`${where}.stream: only for provider "openai"`);
   for (const effort of route.reasoning_efforts ?? []) {
     try {
       thinkingBudget(effort);
@@ -279,6 +287,7 @@ export function resolveRoutes(config: Config): Map<string, ModelRoute> {
       ...(r.reasoning_efforts !== undefined && { reasoning_efforts: r.reasoning_efforts }),
       ...(r.max_tokens !== undefined && { max_tokens: r.max_tokens }),
       ...(r.system_prompt !== undefined && { system_prompt: r.system_prompt }),
+      ...(r.stream === false && { stream: false as const }),
     });
   }
   return routes;

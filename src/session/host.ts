@@ -239,6 +239,8 @@ export class SessionHost implements SessionHostApi {
       ...(child && { parent: child.parent, depth: child.depth }),
       system_prompt: systemPrompt,
       base_tokens: base,
+      ...(config.shell_allow && { shell_allow: config.shell_allow }),
+      token_budget: config.token_budget ?? cfg.limits.session_token_budget ?? null,
     });
     const configured = new Tx(state).emit({
       type: 'session_configured',
