@@ -9,7 +9,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { encodeBatchFrame, type Event } from '../protocol/index.js';
 import { ModelError, type ModelChunk, type ModelClient, type ModelRequest } from '../src/model/types.js';
 import { scriptedModel } from '../src/model/scripted.js';
-import { AgentdMetrics, MAX_LABEL_VALUES } from '../src/telemetry/metrics.js';
+import { AgentdMetrics, MAX_LABEL_CHARS, MAX_LABEL_VALUES } from '../src/telemetry/metrics.js';
 import { TelemetryObserver } from '../src/telemetry/observer.js';
 import { TraceBook } from '../src/telemetry/spans.js';
 import { tracingWanted } from '../src/telemetry/tracing.js';
@@ -132,7 +132,7 @@ test('a batch of streamed pieces is not parsed (its frame names no event the obs
   expect(parsed).toBe(1);
 });
 
-test(`tool labels: past ${MAX_LABEL_VALUES} distinct names, "other"`, async () => {
+test(`tool labels: past ${MAX_LABEL_VALUES} distinct names or ${MAX_LABEL_CHARS} characters, "other"`, async () => {
   const metrics = new AgentdMetrics();
   const observer = new TelemetryObserver(metrics, null);
   const events: Event[] = [event({ type: 'turn_started', turn_id: 't_1' })];
@@ -140,10 +140,12 @@ test(`tool labels: past ${MAX_LABEL_VALUES} distinct names, "other"`, async () =
     events.push(event({ type: 'tool_call_begin', call_id: `c${i}`, tool: `made_up_${i}`, arguments: {} }));
     events.push(event({ type: 'tool_call_end', call_id: `c${i}`, status: 'error', output: 'unknown tool', duration_ms: 0 }));
   }
+  // First: a name too long for a label (then the 256 distinct ones fill the table).
+  events.splice(1, 0, event({ type: 'tool_call_begin', call_id: 'long', tool: 'x'.repeat(200), arguments: {} }), event({ type: 'tool_call_end', call_id: 'long', status: 'error', output: 'unknown tool', duration_ms: 0 }));
   observer.committed(batch(events));
   const m = await values(metrics);
   expect(m.samples.filter((x) => x.name === 'agentd_tool_calls_total').length).toBe(MAX_LABEL_VALUES + 1);
-  expect(m.value('agentd_tool_calls_total', { tool: 'other', status: 'error' })).toBe(10);
+  expect(m.value('agentd_tool_calls_total', { tool: 'other', status: 'error' })).toBe(11);
   expect(m.value('agentd_tool_calls_total', { tool: 'made_up_0', status: 'error' })).toBe(1);
 });
 

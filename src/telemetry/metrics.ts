@@ -20,6 +20,8 @@ export interface MetricSources {
 
 /** Distinct values one label may take (tool names come from models): later ones count as "other". */
 export const MAX_LABEL_VALUES = 256;
+/** Longer tool names count as "other" too. */
+export const MAX_LABEL_CHARS = 128;
 
 /** Seconds of a tick's commit: a local SQLite commit is well under a millisecond, a remote database some. */
 const COMMIT_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -69,10 +71,10 @@ export class AgentdMetrics {
     this.gauges(registers, options.cluster ?? false);
   }
 
-  /** The tool label of a call: its name, or "other" past MAX_LABEL_VALUES distinct names. */
+  /** The tool label of a call: its name, or "other" past MAX_LABEL_VALUES distinct names or MAX_LABEL_CHARS characters. */
   toolLabel(tool: string): string {
     if (this.toolNames.has(tool)) return tool;
-    if (this.toolNames.size >= MAX_LABEL_VALUES) return 'other';
+    if (this.toolNames.size >= MAX_LABEL_VALUES || tool.length > MAX_LABEL_CHARS) return 'other';
     this.toolNames.add(tool);
     return tool;
   }
