@@ -13,7 +13,7 @@ import { Journal, type SessionJournal } from '../journal/journal.js';
 import { SharedWriter } from '../journal/writer.js';
 import { createModelClient } from '../model/registry.js';
 import type { ModelClient, ModelRoute } from '../model/types.js';
-import { McpManager } from '../mcp/index.js';
+import { McpManager, resolveMcpServers, type OwnMcpServers } from '../mcp/index.js';
 import { shellEnvPolicy, toolEnv } from '../tools/env.js';
 import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
@@ -241,6 +241,7 @@ export class SessionHost implements SessionHostApi {
       base_tokens: base,
       ...(config.shell_allow && { shell_allow: config.shell_allow }),
       token_budget: config.token_budget ?? cfg.limits.session_token_budget ?? null,
+      ...(config.mcp_servers && { mcp_servers: config.mcp_servers }),
     });
     const configured = new Tx(state).emit({
       type: 'session_configured',
@@ -358,7 +359,8 @@ export class SessionHost implements SessionHostApi {
       deps: this.deps,
       toolbox: this.toolbox,
       // With MCP servers configured the session holds its servers from hydration on (shared, refcounted).
-      mcp: this.mcp.hasServers ? this.mcp.toolset(state.cwd) : null,
+      // The session's own servers (create_session.config.mcp_servers) are its alone.
+      mcp: this.mcp.hasServers || state.mcp_servers ? this.mcp.toolset(state.cwd, ownServers(state)) : null,
       host: this.hooks,
       ...(created && { created }),
       fault,
@@ -426,4 +428,10 @@ export class SessionHost implements SessionHostApi {
     timer.unref();
     this.evictTimers.set(session.id, { session, timer });
   }
+}
+
+/** A session's own MCP servers, resolved from its checkpoint (validated when the session was created). */
+function ownServers(state: SessionState): OwnMcpServers | undefined {
+  if (!state.mcp_servers) return undefined;
+  return { owner: state.session_id, servers: resolveMcpServers(state.mcp_servers) };
 }

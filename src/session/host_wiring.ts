@@ -55,7 +55,14 @@ export function toolboxFactory(toolset: Toolset, subagents: SubagentPort, maxDep
       subagents,
       () => {
         const s = session.state;
-        return { session_id: s.session_id, cwd: s.cwd, approval_policy: s.approval_policy, route: s.model.route, depth: s.depth ?? 0 };
+        return {
+          session_id: s.session_id,
+          cwd: s.cwd,
+          approval_policy: s.approval_policy,
+          route: s.model.route,
+          depth: s.depth ?? 0,
+          ...(s.mcp_servers && { mcp_servers: s.mcp_servers }),
+        };
       },
       maxDepth,
     );

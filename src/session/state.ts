@@ -11,6 +11,7 @@ import type {
   MessageOverrides,
   ModelInfo,
   SessionDescriptor,
+  SessionMcpServers,
   TokenUsage,
 } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
@@ -127,6 +128,8 @@ export interface SessionState {
   shell_allow?: string[];
   /** Input + output tokens the session may spend (docs/tools.md); null or absent: no budget. */
   token_budget?: number | null;
+  /** The session's own MCP servers (`create_session.config.mcp_servers`, as given, validated); absent: none. */
+  mcp_servers?: SessionMcpServers;
 }
 
 /** A subagent's pending approval, as its parent's descriptor shows it. */
@@ -172,6 +175,7 @@ export function newSessionState(fields: {
   base_tokens?: number;
   shell_allow?: string[];
   token_budget?: number | null;
+  mcp_servers?: SessionMcpServers;
 }): SessionState {
   return {
     version: CHECKPOINT_VERSION,
@@ -194,6 +198,7 @@ export function newSessionState(fields: {
     context: { ...EMPTY_CONTEXT, estimated_tokens: fields.base_tokens ?? 0 },
     ...(fields.shell_allow && fields.shell_allow.length > 0 && { shell_allow: fields.shell_allow }),
     token_budget: fields.token_budget ?? null,
+    ...(fields.mcp_servers && Object.keys(fields.mcp_servers).length > 0 && { mcp_servers: fields.mcp_servers }),
   };
 }
 
