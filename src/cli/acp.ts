@@ -78,7 +78,9 @@ export async function runAcp(flags: ConnectionFlags): Promise<void> {
       .then(() => {
         client.reconnectNow();
       })
-      .catch((err) => process.stderr.write(`agentd acp: ${(err as Error).message}\n`))
+      .catch((err: unknown) => {
+        process.stderr.write(`agentd acp: ${(err as Error).message}\n`);
+      })
       .finally(() => {
         restarting = null;
       });
