@@ -9,7 +9,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import type { BatchFrame, CreateSessionConfig, Event, SessionDescriptor, TurnEndMsg } from '../../protocol/index.js';
 import type { AgentdClient } from '../client/client.js';
 import { newSubmissionId } from '../client/client.js';
-import { configOptions, applyConfigOption } from './config-options.js';
+import { configOptions, applyConfigOption, settingsOf, type ConfigSettings } from './config-options.js';
 import { decisionOf, PERMISSION_OPTIONS, promptText, PromptContentError, stopReason, textContent, toolCall, toolCallEnd } from './mapping.js';
 
 export interface BridgeOptions {
@@ -35,6 +35,8 @@ interface SessionView {
   /** Whether the current model step streamed deltas (else its agent_message is sent whole). */
   streamed: boolean;
   output: Map<string, string>;
+  /** The model and approval policy now (the descriptor's, then its events'). */
+  settings: ConfigSettings;
 }
 
 const OUTPUT_KEEP = 256 * 1024;
@@ -45,6 +47,8 @@ export class AcpBridge {
   private readonly prompts = new Map<string, PendingPrompt>();
   private readonly turns = new Map<string, string>();
   private readonly permissions = new Map<string, { sessionId: string; abort: AbortController }>();
+  /** Config changes waiting for their first event (the change, or a warning), by submission id. */
+  private readonly waiters = new Map<string, (ev: Event) => void>();
 
   constructor(private readonly options: BridgeOptions) {
     const { client } = options;
@@ -80,9 +84,19 @@ export class AcpBridge {
       .onRequest(acp.methods.agent.session.list, ({ params }) => this.list(params))
       .onRequest(acp.methods.agent.session.prompt, ({ params }) => this.prompt(params))
       .onRequest(acp.methods.agent.session.setConfigOption, async ({ params }) => {
-        const sid = params.sessionId;
-        await applyConfigOption(this.options.client, sid, params.configId, String(params.value));
-        return { configOptions: await configOptions(this.options.client, await this.descriptor(sid)) };
+        const view = this.sessions.get(params.sessionId);
+        if (!view) throw acp.RequestError.invalidParams(undefined, `session ${params.sessionId} is not loaded`);
+        const id = newSubmissionId('acp-cfg');
+        const settled = new Promise<Event>((resolve) => this.waiters.set(id, resolve));
+        try {
+          await applyConfigOption(this.options.client, params.sessionId, id, params.configId, String(params.value), view.settings.model.route);
+        } catch (err) {
+          this.waiters.delete(id);
+          throw err;
+        }
+        const ev = await settled;
+        if (ev.msg.type === 'warning') throw acp.RequestError.invalidParams(undefined, ev.msg.message);
+        return { configOptions: await configOptions(this.options.client, view.settings) };
       })
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => this.cancel(params.sessionId));
     this.conn = app.connect(stream);
@@ -107,6 +121,7 @@ export class AcpBridge {
     view.replayUntil = replay ? page.head_sequence : 0;
     const attached = await client.attach(sessionId, { afterSequence: replay ? 0 : page.head_sequence });
     view.replayUntil = replay ? attached.head_sequence : 0;
+    view.settings = settingsOf(attached.session);
     await this.caughtUp(sessionId, attached.head_sequence);
     const pending = attached.session.pending_approval;
     if (pending && !this.permissions.has(pending.approval_id)) this.askPermission(sessionId, pending);
@@ -198,7 +213,7 @@ export class AcpBridge {
   private view(s: SessionDescriptor): SessionView {
     let v = this.sessions.get(s.session_id);
     if (!v) {
-      v = { cwd: s.cwd, activeTurn: s.active_turn_id, replayUntil: 0, streamed: false, output: new Map() };
+      v = { cwd: s.cwd, activeTurn: s.active_turn_id, replayUntil: 0, streamed: false, output: new Map(), settings: settingsOf(s) };
       this.sessions.set(s.session_id, v);
     }
     return v;
@@ -216,6 +231,11 @@ export class AcpBridge {
 
   private onEvent(sid: string, view: SessionView, ev: Event, replaying: boolean): void {
     const m = ev.msg;
+    const waiter = ev.submission_id ? this.waiters.get(ev.submission_id) : undefined;
+    if (waiter) {
+      this.waiters.delete(ev.submission_id!);
+      waiter(ev);
+    }
     if (ev.submission_id && ev.turn_id && this.prompts.has(ev.submission_id)) this.turns.set(ev.turn_id, ev.submission_id);
     switch (m.type) {
       case 'user_message':
@@ -252,6 +272,12 @@ export class AcpBridge {
         return;
       case 'exec_approval_request':
         if (!replaying) this.askPermission(sid, m);
+        return;
+      case 'model_changed':
+        view.settings = { ...view.settings, model: { route: m.route, reasoning_effort: m.reasoning_effort } };
+        return;
+      case 'approval_policy_changed':
+        view.settings = { ...view.settings, approval_policy: m.approval_policy };
         return;
       case 'approval_resolved': {
         const perm = this.permissions.get(m.approval_id);

@@ -6,9 +6,18 @@
 import * as acp from '@agentclientprotocol/sdk';
 import type { SessionDescriptor } from '../../protocol/index.js';
 import type { AgentdClient } from '../client/client.js';
-import { newSubmissionId } from '../client/client.js';
 
-export async function configOptions(client: AgentdClient, s: SessionDescriptor): Promise<acp.SessionConfigOption[]> {
+/** What the options show: the session's route, reasoning effort and approval policy. */
+export interface ConfigSettings {
+  model: { route: string; reasoning_effort: string | null };
+  approval_policy: SessionDescriptor['approval_policy'];
+}
+
+export function settingsOf(s: SessionDescriptor): ConfigSettings {
+  return { model: { route: s.model.route, reasoning_effort: s.model.reasoning_effort }, approval_policy: s.approval_policy };
+}
+
+export async function configOptions(client: AgentdClient, s: ConfigSettings): Promise<acp.SessionConfigOption[]> {
   const models = await client.listModels();
   const route = models.routes.find((r) => r.route === s.model.route);
   const out: acp.SessionConfigOption[] = [
@@ -46,13 +55,11 @@ export async function configOptions(client: AgentdClient, s: SessionDescriptor):
   return out;
 }
 
-export async function applyConfigOption(client: AgentdClient, sessionId: string, configId: string, value: string): Promise<void> {
-  const id = newSubmissionId('acp-cfg');
+/** Submit the change as submission `id` (its first event tells how it went). */
+export async function applyConfigOption(client: AgentdClient, sessionId: string, id: string, configId: string, value: string, route: string): Promise<void> {
   if (configId === 'model') {
     await client.submit(sessionId, { id, op: { type: 'set_model', route: value } });
   } else if (configId === 'thought_level') {
-    const attached = await client.attach(sessionId, { replayBatches: 0 });
-    const route = attached.session.model.route;
     await client.submit(sessionId, { id, op: { type: 'set_model', route, ...(value !== 'default' && { reasoning_effort: value }) } });
   } else if (configId === 'mode') {
     if (value !== 'ask' && value !== 'auto') throw acp.RequestError.invalidParams(undefined, 'mode is "ask" or "auto"');
