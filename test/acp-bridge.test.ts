@@ -68,6 +68,8 @@ describe('agentd acp', () => {
     const ask = editor.permissions.at(-1)!.params;
     expect(ask.options.map((o) => o.kind)).toEqual(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
     expect(ask.options.find((o) => o.kind === 'reject_always')?.name).toBe('Deny and stop the turn');
+    // A shell call's allow_always approves that exact command, and says so (docs/tools.md).
+    expect(ask.options.find((o) => o.kind === 'allow_always')?.name).toBe('Approve this command for the session');
     expect(ask.toolCall).toMatchObject({ kind: 'execute', title: 'echo from-the-shell' });
     const calls = editor.updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'tool_call');
     expect(calls.at(-1)!.update).toMatchObject({ kind: 'execute', status: 'in_progress', rawInput: { command: 'echo from-the-shell' } });

@@ -10,7 +10,7 @@ import type { BatchFrame, CreateSessionConfig, Event, SessionDescriptor, TurnEnd
 import type { AgentdClient } from '../client/client.js';
 import { newSubmissionId } from '../client/client.js';
 import { configOptions, applyConfigOption, settingsOf, type ConfigSettings } from './config-options.js';
-import { decisionOf, PERMISSION_OPTIONS, promptText, PromptContentError, stopReason, textContent, toolCall, toolCallEnd } from './mapping.js';
+import { decisionOf, permissionOptions, promptText, PromptContentError, stopReason, textContent, toolCall, toolCallEnd } from './mapping.js';
 
 export interface BridgeOptions {
   client: AgentdClient;
@@ -317,7 +317,7 @@ export class AcpBridge {
     if (!conn) return;
     const toolCallUpdate = toolCall({ type: 'exec_approval_request', ...m } as never, m.cwd, 'pending');
     conn.client
-      .request(acp.methods.client.session.requestPermission, { sessionId: sid, toolCall: toolCallUpdate, options: PERMISSION_OPTIONS }, { cancellationSignal: abort.signal })
+      .request(acp.methods.client.session.requestPermission, { sessionId: sid, toolCall: toolCallUpdate, options: permissionOptions(m.tool) }, { cancellationSignal: abort.signal })
       .then((res) => {
         if (this.permissions.get(m.approval_id)?.abort !== abort) return; // withdrawn meanwhile
         this.permissions.delete(m.approval_id);

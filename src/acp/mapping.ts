@@ -4,7 +4,7 @@
  * blocks → one message text, the four permission options, stop reasons. Pure functions.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import type { ExecApprovalRequestMsg, ToolCallBeginMsg, ToolCallEndMsg, TurnEndMsg } from '../../protocol/index.js';
+import { approveForSessionLabel, type ExecApprovalRequestMsg, type ToolCallBeginMsg, type ToolCallEndMsg, type TurnEndMsg } from '../../protocol/index.js';
 
 /** `kind` of a tool call: execute for shell, read / edit / search for the file tools, other for MCP and delegate. */
 export function toolKind(tool: string): acp.ToolKind {
@@ -81,13 +81,18 @@ export function toolCallEnd(m: ToolCallEndMsg): acp.ToolCallUpdate {
   };
 }
 
-/** The four options, in agentd's decision order. */
-export const PERMISSION_OPTIONS: acp.PermissionOption[] = [
-  { optionId: 'approve', name: 'Allow once', kind: 'allow_once' },
-  { optionId: 'approve_for_session', name: 'Allow this exact call for the rest of the session', kind: 'allow_always' },
-  { optionId: 'deny', name: 'Deny', kind: 'reject_once' },
-  { optionId: 'abort', name: 'Deny and stop the turn', kind: 'reject_always' },
-];
+/**
+ * The four options, in agentd's decision order. `approve_for_session` is labelled as every
+ * frontend labels it: on a shell call it approves that exact command (docs/tools.md).
+ */
+export function permissionOptions(tool: string): acp.PermissionOption[] {
+  return [
+    { optionId: 'approve', name: 'Allow once', kind: 'allow_once' },
+    { optionId: 'approve_for_session', name: approveForSessionLabel(tool), kind: 'allow_always' },
+    { optionId: 'deny', name: 'Deny', kind: 'reject_once' },
+    { optionId: 'abort', name: 'Deny and stop the turn', kind: 'reject_always' },
+  ];
+}
 
 export type Decision = 'approve' | 'approve_for_session' | 'deny' | 'abort';
 
