@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino, type Logger } from 'pino';
+import PinoPretty from 'pino-pretty';
 import { loadConfig, resolveRoutes, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { isLoopbackHost } from '../server/auth.js';
@@ -31,6 +32,7 @@ export interface ServeOptions {
   token?: string;
   auth: boolean;
   logLevel: string;
+  logFormat?: string;
   postgres?: string;
   nodeId?: string;
   advertiseUrl?: string;
@@ -71,6 +73,7 @@ export function registerServe(program: Command): void {
     .option('--node-id <id>', 'cluster mode: this node\'s id (default: config cluster.node_id, else HOSTNAME-PORT)')
     .option('--advertise-url <url>', 'cluster mode: where other nodes reach this one (default: config cluster.advertise_url, else the listening URL)')
     .option('--log-level <level>', 'pino log level for stderr', process.env.AGENTD_LOG_LEVEL ?? 'info')
+    .option('--log-format <format>', 'pretty (human-readable lines; the default on a terminal) or json (JSON lines; the default otherwise)')
     .action(async (opts: ServeOptions) => {
       const version = program.version() ?? '0.0.0';
       try {
@@ -85,10 +88,16 @@ export function registerServe(program: Command): void {
     });
 }
 
-function makeLogger(level: string): Logger {
+/** Logs on stderr: human-readable lines on a terminal, JSON lines otherwise (docs/operations.md). */
+function makeLogger(level: string, format: string | undefined): Logger {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(level)) throw new StartupError(`--log-level: must be one of ${levels.join(', ')}`, 2);
-  return pino({ name: 'agentd', level }, pino.destination({ dest: 2, sync: true }));
+  if (format !== undefined && format !== 'pretty' && format !== 'json') throw new StartupError('--log-format: must be pretty or json', 2);
+  const pretty = (format ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
+  if (!pretty) return pino({ name: 'agentd', level }, pino.destination({ dest: 2, sync: true }));
+  // Synchronous, in this thread: no transport worker, nothing lost at exit.
+  const stream = PinoPretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' });
+  return pino({ name: 'agentd', level }, stream);
 }
 
 /** Refuse to share a data dir with a daemon that is still serving it. */
@@ -113,7 +122,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (!opts.auth && !isLoopbackHost(opts.host)) {
     throw new StartupError(`--no-auth is only allowed on a loopback host (127.0.0.1, ::1, localhost), not ${opts.host}`, 2);
   }
-  const logger = makeLogger(opts.logLevel);
+  const logger = makeLogger(opts.logLevel, opts.logFormat);
   const dataDir = ensureDataDir(resolveDataDir(opts.dataDir));
   const config: Config = loadConfig(dataDir, opts.config); // throws ConfigError
   const tune = tuning();
