@@ -92,6 +92,19 @@ export const ListModelsSchema = z.strictObject({
 });
 export type ListModels = z.infer<typeof ListModelsSchema>;
 
+/**
+ * Delete a session, its subagent sessions and everything the journal holds of them
+ * (docs/sessions.md). A session with a running or waiting turn is refused `busy` unless
+ * `force`, which interrupts the turn first. Answered by `session_deleted`.
+ */
+export const DeleteSessionSchema = z.strictObject({
+  type: z.literal('delete_session'),
+  req_id: ReqIdSchema,
+  session_id: IdentifierSchema,
+  force: z.boolean().optional(),
+});
+export type DeleteSession = z.infer<typeof DeleteSessionSchema>;
+
 /** Any client frame, discriminated on `type`. */
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   HelloSchema,
@@ -102,6 +115,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   HistorySchema,
   SubmitSchema,
   ListModelsSchema,
+  DeleteSessionSchema,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 
@@ -271,6 +285,20 @@ export const ModelsFrameSchema = z.strictObject({
 });
 export type ModelsFrame = z.infer<typeof ModelsFrameSchema>;
 
+/**
+ * A session was deleted: the answer to `delete_session` (with its `req_id`), and what
+ * every client attached to the session or to one of its subagent sessions receives
+ * (without `req_id`). `session_id` is the session the delete named; `deleted_session_ids`
+ * lists every session removed with it (itself first, then its subagent sessions).
+ */
+export const SessionDeletedSchema = z.strictObject({
+  type: z.literal('session_deleted'),
+  req_id: z.string().optional(),
+  session_id: IdentifierSchema,
+  deleted_session_ids: z.array(IdentifierSchema).optional(),
+});
+export type SessionDeleted = z.infer<typeof SessionDeletedSchema>;
+
 /** Any server frame, discriminated on `type`. */
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   WelcomeSchema,
@@ -284,5 +312,6 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   AdmittedSchema,
   BatchFrameSchema,
   ModelsFrameSchema,
+  SessionDeletedSchema,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;

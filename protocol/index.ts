@@ -4,4 +4,5 @@ export * from './schemas.js';
 export * from './requests.js';
 export * from './parse.js';
 export * from './encode.js';
+export * from './titles.js';
 export { buildJsonSchema } from './json-schema.js';

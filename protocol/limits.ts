@@ -23,6 +23,8 @@ export const LIMITS = {
   reqIdMaxChars: 128,
   /** A session title (`create_session.config.title`, `session title`): at most 256 characters. */
   titleMaxChars: 256,
+  /** A title taken from a session's first message (docs/sessions.md): at most 80 characters. */
+  autoTitleMaxChars: 80,
   /** `hello.client`: at most 256 characters. */
   clientNameMaxChars: 256,
   /** `hello.token`: at most 4096 characters. */
