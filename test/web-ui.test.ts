@@ -222,8 +222,8 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     }
     const shown = await shownSequences(page);
     expect(shown).toEqual(Array.from({ length: head }, (_, i) => i + 1));
-    expect(await page.locator('.note', { hasText: 'session title:' }).count()).toBe(500);
-    await page.locator('.note', { hasText: '"title 1"' }).first().waitFor();
+    expect(await page.locator('.note', { hasText: 'renamed to' }).count()).toBe(500);
+    await page.locator('.note', { hasText: 'renamed to “title 1”' }).first().waitFor();
     noErrors(page);
     await page.close();
   });

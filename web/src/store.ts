@@ -151,11 +151,12 @@ export class Store {
     if (this.link.isOpen) void this.attach(id, undefined);
   }
 
-  async create(config: CreateSessionConfig): Promise<void> {
+  async create(config: CreateSessionConfig): Promise<SessionDescriptor> {
     try {
       const created = await this.link.request({ type: 'create_session', config }, 'session_created');
       this.set({ sessions: [created.session, ...(this.state.sessions ?? [])] });
       this.select(created.session.session_id);
+      return created.session;
     } catch (err) {
       this.toast(`could not create the session: ${(err as Error).message}`);
       throw err;
@@ -211,7 +212,7 @@ export class Store {
         this.unadmitted.delete(f.submission_id);
         return;
       case 'session_deleted':
-        this.onDeleted(f.session_id);
+        this.onDeleted(f.session_id, f.deleted_session_ids);
         return;
       case 'error':
         if (f.submission_id) this.unadmitted.delete(f.submission_id);
@@ -291,24 +292,22 @@ export class Store {
    * or waiting session is refused `busy` unless `force` (which interrupts it first).
    */
   async deleteSession(sessionId: string, force: boolean): Promise<void> {
-    const frame = { type: 'delete_session', session_id: sessionId, ...(force && { force: true }) };
-    await this.link.request(frame as unknown as Parameters<Link['request']>[0], 'session_deleted' as ServerFrame['type']);
-    this.onDeleted(sessionId);
+    const done = await this.link.request({ type: 'delete_session', session_id: sessionId, ...(force && { force: true }) }, 'session_deleted');
+    this.onDeleted(sessionId, done.deleted_session_ids);
   }
 
   /** A session (and its descendants) is gone: drop it from the list, close it if it is open here. */
-  private onDeleted(sessionId: string): void {
-    this.deleted.add(sessionId);
+  private onDeleted(sessionId: string, ids: readonly string[] = []): void {
+    for (const id of [sessionId, ...ids]) this.deleted.add(id);
     const sessions = this.state.sessions ?? [];
     const parents = new Map(sessions.map((s) => [s.session_id, s.parent_session_id]));
+    // Named by the daemon, or a descendant of one (as far as the list knows).
     const gone = (id: string | null | undefined): boolean => {
-      for (let n = 0; id && n < 64; n++, id = parents.get(id)) if (id === sessionId) return true;
+      for (let n = 0; id && n < 64; n++, id = parents.get(id)) if (this.deleted.has(id)) return true;
       return false;
     };
     const view = this.state.view;
     const closeView = view !== null && (gone(view.id) || gone(view.descriptor?.parent_session_id));
-    const removed = sessions.filter((s) => gone(s.session_id));
-    for (const s of removed) this.deleted.add(s.session_id);
     this.set({ sessions: this.state.sessions && sessions.filter((s) => !gone(s.session_id)) });
     if (closeView) {
       showSession(null);

@@ -1,7 +1,7 @@
 /**
  * Markdown text of an agent reply or reasoning, rendered as it streams: each update lexes
- * only the last block (BlockStream), and a block is re-rendered only when its own text
- * changed — the blocks before it are rendered once.
+ * only the last block (BlockStream), and only that block is rendered again — the blocks
+ * before it keep their tokens and are rendered once.
  */
 import { memo } from 'preact/compat';
 import { useRef } from 'preact/hooks';
@@ -9,12 +9,10 @@ import type { Token } from 'marked';
 import { BlockStream } from './blocks';
 import { block } from './render';
 
-const Block = memo(
-  function Block({ token }: { token: Token; raw: string }) {
-    return <>{block(token, 0)}</>;
-  },
-  (a, b) => a.raw === b.raw,
-);
+/** A finished block keeps its token object, so it renders once; the live last block gets a new one per update. */
+const Block = memo(function Block({ token }: { token: Token }) {
+  return <>{block(token, 0)}</>;
+});
 
 export function Markdown({ text }: { text: string }) {
   const stream = useRef<BlockStream | null>(null);
@@ -23,7 +21,7 @@ export function Markdown({ text }: { text: string }) {
   return (
     <div class="text md">
       {blocks.map((b) => (
-        <Block key={b.index} token={b.token} raw={b.token.raw} />
+        <Block key={b.index} token={b.token} />
       ))}
     </div>
   );

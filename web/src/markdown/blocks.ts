@@ -15,17 +15,20 @@ export interface Block {
 /** CommonMark + GitHub tables, task lists, strikethrough and autolinks. */
 const OPTIONS = { gfm: true, breaks: false, pedantic: false } as const;
 
-function lex(src: string, links: TokensList['links']): TokensList {
+function lex(src: string, links: Readonly<TokensList['links']>): TokensList {
   const lexer = new Lexer(OPTIONS);
   Object.assign(lexer.tokens.links, links);
   return lexer.lex(src);
 }
 
 export class BlockStream {
-  /** Finished blocks and the length of the text they cover. */
+  /** Finished blocks and the text they cover. */
   private stable: Block[] = [];
   private stableText = '';
-  private links: TokensList['links'] = {};
+  /** Link reference definitions among the finished blocks (the first of a label wins). */
+  private stableLinks: TokensList['links'] = {};
+  /** Definitions in the unfinished text at the last update, as JSON. */
+  private tailLinks = '{}';
   private last: { text: string; blocks: Block[] } | null = null;
   /** Characters lexed by the last update (what one delta cost), for the tests. */
   lastLexed = 0;
@@ -42,9 +45,16 @@ export class BlockStream {
     if (!text.startsWith(this.stableText)) this.reset();
     const tail = text.slice(this.stableText.length);
     this.lastLexed = tail.length;
-    const tokens = lex(tail, this.links);
-    Object.assign(this.links, tokens.links);
-    if (tokens.reduce((n, t) => n + t.raw.length, 0) !== tail.length) {
+    let tokens = lex(tail, this.stableLinks);
+    const tailLinks = JSON.stringify(tokens.links, (k, v: unknown) => (k === '' ? omit(v as TokensList['links'], this.stableLinks) : v));
+    if (this.stable.length > 0 && tailLinks !== this.tailLinks && this.mayUse(tokens.links)) {
+      // A new (or still arriving) link definition may give meaning to `[text][ref]` in a finished block: lex it all again.
+      this.reset();
+      this.lastLexed = text.length;
+      tokens = lex(text, {});
+    }
+    this.tailLinks = tailLinks;
+    if (tokens.reduce((n, t) => n + t.raw.length, 0) !== text.length - this.stableText.length) {
       // The tokens do not cover the text exactly: never build on them.
       this.reset();
       this.lastLexed = text.length;
@@ -54,18 +64,31 @@ export class BlockStream {
     let last = tokens.length - 1;
     while (last > 0 && tokens[last]!.type === 'space') last--;
     for (let i = 0; i < last; i++) {
-      this.stable.push({ index: this.stable.length, token: tokens[i]! });
-      this.stableText += tokens[i]!.raw;
+      const token = tokens[i]!;
+      this.stable.push({ index: this.stable.length, token });
+      this.stableText += token.raw;
+      if (token.type === 'def') this.stableLinks[token.tag] ??= { href: token.href, title: token.title };
     }
     const live = tokens.slice(Math.max(last, 0)).map((token, i) => ({ index: this.stable.length + i, token }));
     return [...this.stable, ...live];
   }
 
+  /** Whether a finished block mentions `[label` of a definition not among the finished ones. */
+  private mayUse(links: TokensList['links']): boolean {
+    const text = this.stableText.toLowerCase().replace(/\s+/g, ' ');
+    return Object.keys(links).some((tag) => !(tag in this.stableLinks) && text.includes(`[${tag}`));
+  }
+
   private reset(): void {
     this.stable = [];
     this.stableText = '';
-    this.links = {};
+    this.stableLinks = {};
+    this.tailLinks = '{}';
   }
+}
+
+function omit(links: TokensList['links'], known: TokensList['links']): TokensList['links'] {
+  return Object.fromEntries(Object.entries(links).filter(([k]) => !(k in known)));
 }
 
 /** A fenced code block whose closing fence has arrived (an indented block is always whole). */
