@@ -22,3 +22,8 @@ export function titleFromMessage(text: string): string | null {
   }
   return null;
 }
+
+/** A title as a client gave it (`session title`, `create_session`): control characters removed, blanks collapsed; null when nothing visible is left. */
+export function cleanTitle(title: string): string | null {
+  return title.replace(CONTROLS, ' ').replace(/\s+/gu, ' ').trim() || null;
+}

@@ -4,9 +4,10 @@
  * evicts quiet ones with no subscribers, and reads the journal for replay.
  */
 import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import type { CreateSessionConfig, SessionDescriptor } from '../../protocol/index.js';
+import { cleanTitle, type CreateSessionConfig, type SessionDescriptor } from '../../protocol/index.js';
 import { resolveRoutes, type Config } from '../config/config.js';
 import { AgentdError } from '../errors.js';
 import { Journal, type SessionJournal } from '../journal/journal.js';
@@ -27,7 +28,7 @@ import { lacksContext, newSessionState, parseCheckpoint, type SessionState } fro
 import { nanoid, sharedDeps, toolboxFactory } from './host_wiring.js';
 import { listPage, otherSession } from './host_reads.js';
 import { systemPromptFor } from './system_prompt.js';
-import { cwdOf, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
+import { cwdOf, expandHome, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
 import { Tx } from './tx.js';
 
 export interface SessionHostOptions {
@@ -212,7 +213,8 @@ export class SessionHost implements SessionHostApi {
     const routeName = config.model_route ?? cfg.models.default;
     const route = this.routes.get(routeName);
     if (!route) throw new AgentdError('invalid_frame', `config.model_route: unknown model route "${routeName}"`);
-    const cwd = resolve(config.cwd ?? cfg.workspace ?? process.cwd());
+    // Never the daemon's own working directory (docs/sessions.md#working-directory).
+    const cwd = resolve(expandHome(config.cwd ?? cfg.workspace ?? homedir()));
     if (!isDirectory(cwd)) {
       const field = config.cwd !== undefined ? 'config.cwd' : 'the configured workspace';
       throw new AgentdError('invalid_frame', `${field}: "${cwd}" is not an existing directory`);
@@ -226,7 +228,7 @@ export class SessionHost implements SessionHostApi {
       cwd,
       approval_policy: config.approval_policy ?? cfg.approval_policy,
       model: { route: route.route, model: route.model, reasoning_effort: null, context_window: route.context_window },
-      title: config.title ?? null,
+      title: config.title === undefined ? null : cleanTitle(config.title),
       at: now,
       ...(child && { parent: child.parent, depth: child.depth }),
       system_prompt: systemPrompt,

@@ -3,7 +3,7 @@
  * capability_command, resume_session, and the warnings for interrupt / exec_approval
  * that do not apply.
  */
-import { LIMITS, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
+import { LIMITS, cleanTitle, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
 import { requestCompaction } from './compaction.js';
 import type { OtherSession, SessionDeps, ToolListing } from './deps.js';
 import { callRoute, effortProblem } from './routing.js';
@@ -78,7 +78,7 @@ export function capabilityCommand(
         tx.emit({ type: 'warning', message: `session title: input must be a string of at most ${LIMITS.titleMaxChars} characters` }, tags);
         return;
       }
-      if (typeof raw === 'string') tx.set({ title: raw.trim() || null });
+      if (typeof raw === 'string') tx.set({ title: cleanTitle(raw) });
       tx.emit({ type: 'capability_output', capability: 'session', command: 'title', output: { title: tx.state.title } }, tags);
       return;
     }

@@ -112,6 +112,8 @@ export interface SessionState {
   system_prompt: string | null;
   /** The model context's token estimate and compaction bookkeeping. */
   context: ContextAccount;
+  /** The session admitted its first message (which names it when it has no title; docs/sessions.md). */
+  first_message_seen?: boolean;
   /** A `session compact` received between turns (its submission id): the next turn compacts first. */
   compaction_requested?: string | null;
 }
