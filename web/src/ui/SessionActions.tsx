@@ -31,6 +31,7 @@ export function TitleEditor({ store, view, connected }: { store: Store; view: Se
     );
   }
   const save = (): void => {
+    if (draft === null) return;
     const title = draft.trim();
     setDraft(null);
     if (title !== current.trim()) store.rename(view.id, title);
@@ -44,7 +45,7 @@ export function TitleEditor({ store, view, connected }: { store: Store; view: Se
       maxLength={LIMITS.titleMaxChars}
       placeholder="Untitled session"
       onInput={(e) => setDraft(e.currentTarget.value)}
-      onBlur={save}
+      onBlur={() => input.current?.isConnected && save()}
       onKeyDown={(e) => {
         e.stopPropagation(); // Esc here cancels the edit, not the running turn
         if (e.key === 'Enter') {
