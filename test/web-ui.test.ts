@@ -168,7 +168,8 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     await page.reload();
     await page.getByRole('heading', { name: 'by fragment' }).waitFor({ timeout: T });
     await page.evaluate((id) => (location.hash = `#session=${id}`), sessionId);
-    await page.getByRole('heading', { name: sessionId }).waitFor({ timeout: T });
+    // (that session took its title from its first message: the list marks it as the open one)
+    await page.locator(`[data-session="${sessionId}"][aria-current="true"]`).waitFor({ timeout: T });
     await page.locator('.note', { hasText: 'model switched to alt' }).waitFor({ timeout: T });
     noErrors(page);
     await page.close();
