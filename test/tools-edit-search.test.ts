@@ -9,6 +9,7 @@ import { connect, type TestClient } from './helpers/client.js';
 import { startDaemon, type Daemon } from './helpers/daemon.js';
 import { cleanup, tempDir } from './helpers/session.js';
 import { waitUntil } from './helpers/process.js';
+import { chunk, sse, startFakeOpenAI } from './helpers/fake-openai.js';
 
 /** Threads of process `pid` now (Linux). */
 const threads = (pid: number) => Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
@@ -182,4 +183,47 @@ test("AGENTS.md is in the request's system prompt, from the nearest parent, re-r
   const third = await ask();
   expect(third).toContain('Nearest wins.');
   expect(third).not.toContain('Never use the shell.');
+});
+
+test('through a fake OpenAI-compatible server: one system message holding AGENTS.md, and an edit_file diff sent back to the model', async () => {
+  const fake = await startFakeOpenAI();
+  const cwd = tempDir('agentd-tools-openai-');
+  dirs.push(cwd);
+  const dd = await startDaemon({
+    config: {
+      approval_policy: 'auto',
+      models: { default: 'gpt', routes: { gpt: { provider: 'openai', model: 'fake-model', base_url: fake.baseURL, api_key_env: 'FAKE_PROVIDER_KEY' } } },
+    },
+    env: { FAKE_PROVIDER_KEY: 'sk-test' },
+  });
+  const cc = await connect(dd);
+  try {
+    writeFileSync(join(cwd, 'AGENTS.md'), 'Use tabs.\n');
+    writeFileSync(join(cwd, 'x.txt'), 'alpha\nbeta\n');
+    const s = (await cc.createSession({ approval_policy: 'auto', cwd })).session_id as string;
+    await cc.attach(s);
+    const args = JSON.stringify({ path: 'x.txt', old_string: 'beta', new_string: 'gamma' });
+    fake.enqueue(
+      sse([chunk.role(), chunk.tool(0, { id: 'call_e', name: 'edit_file', args }), chunk.finish('tool_calls')]),
+      sse([chunk.text('done'), chunk.finish('stop')]),
+    );
+    const id = await cc.submitMessage(s, 'rename beta');
+    expect((await cc.waitTurnEnd(s, id, 30_000)).type).toBe('turn_complete');
+    expect(readFileSync(join(cwd, 'x.txt'), 'utf8')).toBe('alpha\ngamma\n');
+    for (const req of fake.requests) {
+      const systems = req.body.messages.filter((m: { role: string }) => m.role === 'system');
+      expect(systems).toHaveLength(1);
+      expect(req.body.messages[0].role).toBe('system');
+      expect(systems[0].content).toContain('# Project instructions (AGENTS.md)\n\nUse tabs.');
+    }
+    const toolMsg = fake.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+    expect(toolMsg.content).toContain('--- a/x.txt\n+++ b/x.txt\n');
+    expect(toolMsg.content).toContain('\n-beta\n+gamma');
+    const names = fake.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name);
+    expect(names).toEqual(expect.arrayContaining(['edit_file', 'glob', 'grep']));
+  } finally {
+    await cc.close().catch(() => {});
+    await dd.stop('SIGKILL').catch(() => {});
+    await fake.close();
+  }
 });
