@@ -63,7 +63,7 @@ describe('openai route in a session', () => {
     expect(second.headers.authorization).toBe('Bearer sk-test-secret');
     expect(second.body.model).toBe('fake-model');
     expect(second.body.messages).toContainEqual(expect.objectContaining({ role: 'tool', tool_call_id: 'call_a', content: 'the secret word is teal' }));
-    expect(second.body.tools.map((t: { function: { name: string } }) => t.function.name).sort()).toEqual(['delegate', 'list_dir', 'read_file', 'shell', 'write_file']);
+    expect(second.body.tools.map((t: { function: { name: string } }) => t.function.name).sort()).toEqual(['delegate', 'edit_file', 'glob', 'grep', 'list_dir', 'read_file', 'shell', 'write_file']);
     // The key is never journaled.
     const journal = h.host.readAfter(s.id, 0, 1000).map((b) => b.frame).join('');
     expect(journal).not.toContain('sk-test-secret');
