@@ -10,6 +10,7 @@ import { pino, type Logger } from 'pino';
 import PinoPretty from 'pino-pretty';
 import { loadConfig, resolveRoutes, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
+import { logModelFailures } from '../model/failure_log.js';
 import { isLoopbackHost } from '../server/auth.js';
 import type { AgentdServer } from '../server/index.js';
 import type { SessionHost } from '../session/host.js';
@@ -135,11 +136,13 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
   // Loaded here, not at the top: other `agentd` commands should not pay for the daemon.
-  const [{ SessionHost }, { startServer }, { modelCatalog }, { startTelemetry }, clusterModules] = await Promise.all([
+  const [{ SessionHost }, { startServer }, { modelCatalog }, { startTelemetry }, { combineObservers }, notifyModule, clusterModules] = await Promise.all([
     import('../session/host.js'),
     import('../server/index.js'),
     import('../server/models.js'),
     import('../telemetry/index.js'),
+    import('../session/observer.js'),
+    config.notify ? import('../notify/notifier.js') : null,
     cluster ? Promise.all([import('../cluster/node.js'), import('../cluster/host.js')]) : null,
   ]);
   const telemetry = await startTelemetry({ config, version, ...(cluster && { nodeId: cluster.nodeId }) });
@@ -148,9 +151,13 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
     cluster && pgJournal && clusterModules
       ? new clusterModules[0].ClusterNode(pgJournal, { ...cluster, url: cluster.url }, logger)
       : null;
+  // The notification webhook (docs/sessions.md#notifications) and the model-failure log (docs/operations.md#logs).
+  const notifier = config.notify && notifyModule ? new notifyModule.Notifier({ config: config.notify, log: logger.child({ component: 'notify' }) }) : null;
+  const modelLog = logger.child({ component: 'model' });
+  const observer = combineObservers(telemetry.observer, notifier, { committed: () => undefined, modelClient: (client) => logModelFailures(client, modelLog) });
   let host: SessionHost;
   try {
-    host = SessionHost.open({ dataDir, config, logger, observer: telemetry.observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
+    host = SessionHost.open({ dataDir, config, logger, observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
@@ -196,6 +203,14 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   }
 
   const listening = server;
+  if (notifier) {
+    const opened = host;
+    notifier.describe = (id) => {
+      const d = opened.resident(id)?.descriptor();
+      return d && { title: d.title, parent_session_id: d.parent_session_id };
+    };
+    notifier.webUrl = (cluster?.advertiseUrl ?? server.url).replace(/^ws/, 'http');
+  }
   telemetry.wire({
     sessions: () => host.residentStats(),
     connections: () => listening.connections().length,
@@ -228,6 +243,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       code = 1;
     }
     await server.close(2000);
+    notifier?.close();
     await flushTraces(telemetry.shutdown(), logger);
     removeDaemonInfo(dataDir);
     clearTimeout(timer);
