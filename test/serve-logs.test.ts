@@ -93,6 +93,8 @@ describe('failed model calls are logged', () => {
 
   test('an unreachable provider: the log names its host:port', async () => {
     const port = await closedPort();
-    await failedCall(`http://127.0.0.1:${port}/v1`, `127.0.0.1:${port}`, 'provider_unavailable', 40);
+    const entry = await failedCall(`http://127.0.0.1:${port}/v1`, `127.0.0.1:${port}`, 'provider_unavailable', 40);
+    // The turn's own error names the host too.
+    expect(entry.error).toContain(`could not reach the provider at 127.0.0.1:${port}`);
   });
 });

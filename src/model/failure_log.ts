@@ -4,29 +4,13 @@
  * error's code and message — never the API key (provider text is already scrubbed of it)
  * nor a URL's query. An interrupt is not a failure. The chunks pass through unchanged.
  */
-import { ModelError, type ModelChunk, type ModelClient, type ModelRequest, type ModelRoute } from './types.js';
+import { providerHost } from './failure.js';
+import { ModelError, type ModelChunk, type ModelClient, type ModelRequest } from './types.js';
 
 /** What the log goes to (pino's shape). */
 export interface ModelFailureLog {
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
-}
-
-const DEFAULT_BASE: Partial<Record<ModelRoute['provider'], string>> = {
-  openai: 'https://api.openai.com/v1',
-  anthropic: 'https://api.anthropic.com',
-};
-
-/** `host:port` of the provider a route calls, or null (the scripted model). */
-export function providerHost(route: ModelRoute): string | null {
-  const base = route.base_url ?? DEFAULT_BASE[route.provider];
-  if (base === undefined) return null;
-  try {
-    const url = new URL(base);
-    return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
-  } catch {
-    return null;
-  }
 }
 
 /** A URL inside provider text loses its query and fragment (keys sometimes travel there). */
