@@ -7,7 +7,7 @@
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { runAgentd, startDaemon, tempDataDir } from './helpers/daemon.js';
-import { status } from './helpers/fake-openai.js';
+import { chunk, sseThenHang, status } from './helpers/fake-openai.js';
 import { daemonPool } from './helpers/pool.js';
 import { cleanup } from './helpers/session.js';
 
@@ -58,16 +58,16 @@ describe('--log-format', () => {
 });
 
 describe('failed model calls are logged', () => {
-  async function bootRoute(baseURL: string) {
+  async function bootRoute(baseURL: string, limits: object = {}) {
     const route = { provider: 'openai', model: 'm', base_url: baseURL, api_key_env: 'TEST_PROVIDER_KEY' };
-    const { d, c, dir } = await pool.boot({ approval_policy: 'auto', models: { default: 'r', routes: { r: route } } }, undefined, { TEST_PROVIDER_KEY: KEY });
+    const { d, c, dir } = await pool.boot({ approval_policy: 'auto', limits, models: { default: 'r', routes: { r: route } } }, undefined, { TEST_PROVIDER_KEY: KEY });
     const s = (await c.createSession({ cwd: dir })).session_id as string;
     await c.attach(s);
     return { d, c, s };
   }
 
-  async function failedCall(baseURL: string, host: string, code: string, level: number) {
-    const { d, c, s } = await bootRoute(baseURL);
+  async function failedCall(baseURL: string, host: string, code: string, level: number, limits: object = {}) {
+    const { d, c, s } = await bootRoute(baseURL, limits);
     const id = await c.submitMessage(s, 'hi');
     expect(await c.waitTurnEnd(s, id, 60_000)).toMatchObject({ type: 'turn_failed', error: { code } });
     const logged = jsonLines(d.stderr()).filter((l) => l.msg === 'model call failed');
@@ -96,5 +96,12 @@ describe('failed model calls are logged', () => {
     const entry = await failedCall(`http://127.0.0.1:${port}/v1`, `127.0.0.1:${port}`, 'provider_unavailable', 40);
     // The turn's own error names the host too.
     expect(entry.error).toContain(`could not reach the provider at 127.0.0.1:${port}`);
+  });
+
+  test('a stream that goes quiet (the idle timeout): logged with its route and host', async () => {
+    const fake = await pool.fakeOpenAI();
+    fake.enqueue(sseThenHang([chunk.text('thinking')]));
+    const entry = await failedCall(fake.baseURL, new URL(fake.baseURL).host, 'model_idle_timeout', 40, { model_idle_timeout_ms: 1000 });
+    expect(entry.error).toContain('sent nothing for 1000 ms');
   });
 });

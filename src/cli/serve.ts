@@ -10,7 +10,8 @@ import { pino, type Logger } from 'pino';
 import PinoPretty from 'pino-pretty';
 import { loadConfig, resolveRoutes, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
-import { logModelFailures } from '../model/failure_log.js';
+import { ModelFailureLogger } from '../model/failure_log.js';
+import type { CommittedBatch } from '../journal/journal.js';
 import { isLoopbackHost } from '../server/auth.js';
 import type { AgentdServer } from '../server/index.js';
 import type { SessionHost } from '../session/host.js';
@@ -153,8 +154,8 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       : null;
   // The notification webhook (docs/sessions.md#notifications) and the model-failure log (docs/operations.md#logs).
   const notifier = config.notify && notifyModule ? new notifyModule.Notifier({ config: config.notify, log: logger.child({ component: 'notify' }) }) : null;
-  const modelLog = logger.child({ component: 'model' });
-  const observer = combineObservers(telemetry.observer, notifier, { committed: () => undefined, modelClient: (client) => logModelFailures(client, modelLog) });
+  const modelLog = new ModelFailureLogger(logger.child({ component: 'model' }));
+  const observer = combineObservers(telemetry.observer, notifier, { committed: (batch) => logIdleTimeouts(batch, modelLog), modelClient: (client) => modelLog.wrap(client) });
   let host: SessionHost;
   try {
     host = SessionHost.open({ dataDir, config, logger, observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
@@ -320,6 +321,15 @@ async function flushTraces(flushing: Promise<void>, logger: Logger): Promise<voi
     logger.warn({ err }, 'exporting the last spans failed');
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** A turn that failed because its model stream went quiet is logged as a failed model call (docs/operations.md#logs). */
+function logIdleTimeouts(batch: CommittedBatch, log: ModelFailureLogger): void {
+  if (!batch.frame.includes('"type":"turn_')) return;
+  for (const { msg } of batch.events) {
+    if (msg.type === 'turn_failed' && msg.error.code === 'model_idle_timeout') log.idleTimeout(batch.session_id, msg.error.message);
+    if (msg.type === 'turn_complete' || msg.type === 'turn_failed' || msg.type === 'turn_interrupted') log.forget(batch.session_id);
   }
 }
 

@@ -18,6 +18,39 @@ function withoutQueries(text: string): string {
   return text.replace(/(https?:\/\/[^\s?#]+)[?#][^\s]*/g, '$1');
 }
 
+/**
+ * The failure log of the host's model calls: `wrap` logs a client's failed calls;
+ * `idleTimeout` logs a call the session itself ended for sending nothing in time (the
+ * client sees only an abort), with the route of that session's latest call.
+ */
+export class ModelFailureLogger {
+  /** Per session: the request of its latest call (dropped with `forget`). */
+  private readonly latest = new Map<string, ModelRequest>();
+
+  constructor(private readonly log: ModelFailureLog) {}
+
+  wrap(client: ModelClient): ModelClient {
+    const logged = logModelFailures(client, this.log);
+    return {
+      stream: (request) => {
+        if (request.session_id !== undefined) this.latest.set(request.session_id, request);
+        return logged.stream(request);
+      },
+    };
+  }
+
+  /** A session's turn failed with `model_idle_timeout`: log its latest call. */
+  idleTimeout(sessionId: string, message: string): void {
+    const request = this.latest.get(sessionId);
+    if (request) report(request, new ModelError('model_idle_timeout', message), this.log, true);
+  }
+
+  /** A session's turn ended: its latest call is no longer needed. */
+  forget(sessionId: string): void {
+    this.latest.delete(sessionId);
+  }
+}
+
 /** The client whose failed calls are logged. */
 export function logModelFailures(client: ModelClient, log: ModelFailureLog): ModelClient {
   return {
@@ -36,9 +69,9 @@ export function logModelFailures(client: ModelClient, log: ModelFailureLog): Mod
   };
 }
 
-function report(request: ModelRequest, err: unknown, log: ModelFailureLog): void {
+function report(request: ModelRequest, err: unknown, log: ModelFailureLog, evenIfAborted = false): void {
   const code = err instanceof ModelError ? err.code : 'error';
-  if (request.signal.aborted || code === 'aborted') return; // an interrupt or a stopped session
+  if (!evenIfAborted && (request.signal.aborted || code === 'aborted')) return; // an interrupt, a stopped session, an idle timeout (logged by `idleTimeout`)
   const { route } = request;
   const fields = {
     route: route.route,
