@@ -145,3 +145,28 @@ describe('notification payloads', () => {
     expect(ntfy.headers['x-agentd-signature']).toBeUndefined();
   });
 });
+
+describe('the notify config and the observers', () => {
+  test('notify needs an http(s) url; events and format are checked; the defaults', async () => {
+    const { parseConfig } = await import('../src/config/config.js');
+    expect(parseConfig({ notify: { url: 'https://ntfy.sh/t' } }).notify).toEqual({ url: 'https://ntfy.sh/t', events: ['approval'], format: 'json' });
+    expect(() => parseConfig({ notify: { url: 'ftp://x/y' } })).toThrow(/notify\.url/);
+    expect(() => parseConfig({ notify: { url: 'https://x', events: ['turn_started'] } })).toThrow(/notify\.events/);
+    expect(() => parseConfig({ notify: { url: 'https://x', format: 'slack' } })).toThrow(/notify\.format/);
+    expect(() => parseConfig({ notify: { url: 'https://x', secret: 'inline' } })).toThrow(/notify/);
+  });
+
+  test('combined observers each see every batch; model clients are wrapped by each; absent hooks stay absent', async () => {
+    const { combineObservers } = await import('../src/session/observer.js');
+    const seen: string[] = [];
+    const a = { committed: () => seen.push('a'), modelClient: (c: never) => ({ stream: (r: never) => (seen.push('wrapA'), (c as { stream(r: never): never }).stream(r)) }) as never };
+    const b = { committed: () => seen.push('b') };
+    expect(combineObservers(null, b)).toBe(b);
+    const both = combineObservers(a as never, b)!;
+    both.committed({} as never);
+    expect(seen).toEqual(['a', 'b']);
+    expect(both.commitTick).toBeUndefined();
+    expect(both.traceContext).toBeUndefined();
+    expect(both.modelClient).toBeDefined();
+  });
+});
