@@ -86,6 +86,11 @@ export const TurnCompleteMsgSchema = msg('turn_complete', {
   failed_tool_calls: CountSchema,
   usage: TokenUsageSchema,
   duration_ms: z.number().nonnegative(),
+  /**
+   * `length`: the reply was still cut off by the output limit after the last continuation;
+   * else `end_turn`. Always sent; absent only from turns journaled by earlier versions.
+   */
+  stop_reason: z.enum(['end_turn', 'length']).optional(),
 });
 export const TurnInterruptedMsgSchema = msg('turn_interrupted', { reason: z.string() });
 /** Why a turn failed: `turn_failed.error.code` (docs/protocol.md lists what each means). */
@@ -115,6 +120,8 @@ export const TurnFailureCodeSchema = z.enum([
   'context_overflow',
   // the context still does not fit after compaction, or compaction's circuit breaker is open (docs/context.md)
   'context_window_exceeded',
+  // the session's token budget is spent (docs/tools.md); `session budget` raises it
+  'budget_exceeded',
 ]);
 export type TurnFailureCode = z.infer<typeof TurnFailureCodeSchema>;
 
@@ -124,6 +131,8 @@ export const TurnFailedMsgSchema = msg('turn_failed', {
 /** Model switched; ModelInfo fields flat. */
 export const ModelChangedMsgSchema = msg('model_changed', { ...ModelInfoSchema.shape });
 export const WarningMsgSchema = msg('warning', { message: z.string() });
+/** `session approval_policy` changed the session's policy (from its next tool call on). */
+export const ApprovalPolicyChangedMsgSchema = msg('approval_policy_changed', { approval_policy: ApprovalPolicySchema });
 export const SessionResumeRequestedMsgSchema = msg('session_resume_requested', {
   session_id: IdentifierSchema,
   context: z.unknown(),
@@ -183,6 +192,7 @@ export type TurnInterruptedMsg = z.infer<typeof TurnInterruptedMsgSchema>;
 export type TurnFailedMsg = z.infer<typeof TurnFailedMsgSchema>;
 export type ModelChangedMsg = z.infer<typeof ModelChangedMsgSchema>;
 export type WarningMsg = z.infer<typeof WarningMsgSchema>;
+export type ApprovalPolicyChangedMsg = z.infer<typeof ApprovalPolicyChangedMsgSchema>;
 export type SessionResumeRequestedMsg = z.infer<typeof SessionResumeRequestedMsgSchema>;
 export type CapabilityOutputMsg = z.infer<typeof CapabilityOutputMsgSchema>;
 export type SubagentStartedMsg = z.infer<typeof SubagentStartedMsgSchema>;
@@ -209,6 +219,7 @@ export const EventMsgSchema = z.discriminatedUnion('type', [
   WarningMsgSchema,
   SessionResumeRequestedMsgSchema,
   CapabilityOutputMsgSchema,
+  ApprovalPolicyChangedMsgSchema,
   SubagentStartedMsgSchema,
   SubagentFinishedMsgSchema,
   AgentReasoningDeltaMsgSchema,

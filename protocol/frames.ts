@@ -9,9 +9,12 @@ import {
   MillisSchema,
   ModelInfoSchema,
   ReqIdSchema,
+  ShellRuleSchema,
+  TokenBudgetSchema,
 } from './common.js';
 import { EventSchema, ExecApprovalRequestMsgSchema } from './events.js';
 import { SubmissionSchema } from './ops.js';
+import { SessionMcpServersSchema } from './mcp_servers.js';
 
 // ---------- client → server ----------
 
@@ -32,6 +35,12 @@ export const CreateSessionConfigSchema = z.strictObject({
   title: z.string().max(LIMITS.titleMaxChars).optional(),
   /** The session's own system prompt (docs/context.md), kept in its checkpoint: ≤ 64 KiB. */
   system_prompt: byteString(LIMITS.systemPromptMaxBytes, 'system prompt').optional(),
+  /** Shell commands that never wait for approval under `ask` (docs/tools.md), besides the config's. */
+  shell_allow: z.array(ShellRuleSchema).max(LIMITS.shellAllowMaxRules).optional(),
+  /** The session's token budget (input + output tokens of every model call; docs/tools.md). */
+  token_budget: TokenBudgetSchema.optional(),
+  /** The session's own MCP servers (docs/tools.md), besides the configured ones; kept in its checkpoint. */
+  mcp_servers: SessionMcpServersSchema.optional(),
 });
 export type CreateSessionConfig = z.infer<typeof CreateSessionConfigSchema>;
 
@@ -92,6 +101,19 @@ export const ListModelsSchema = z.strictObject({
 });
 export type ListModels = z.infer<typeof ListModelsSchema>;
 
+/**
+ * Delete a session, its subagent sessions and everything the journal holds of them
+ * (docs/sessions.md). A session with a running or waiting turn is refused `busy` unless
+ * `force`, which interrupts the turn first. Answered by `session_deleted`.
+ */
+export const DeleteSessionSchema = z.strictObject({
+  type: z.literal('delete_session'),
+  req_id: ReqIdSchema,
+  session_id: IdentifierSchema,
+  force: z.boolean().optional(),
+});
+export type DeleteSession = z.infer<typeof DeleteSessionSchema>;
+
 /** Any client frame, discriminated on `type`. */
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   HelloSchema,
@@ -102,6 +124,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   HistorySchema,
   SubmitSchema,
   ListModelsSchema,
+  DeleteSessionSchema,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 
@@ -177,6 +200,8 @@ export const SessionDescriptorSchema = z.strictObject({
     .nullable(),
   /** The estimate of the next model call's input tokens, and the route's window (docs/context.md). */
   context: ContextUsageSchema,
+  /** The session's token budget (docs/tools.md); null when it has none. */
+  token_budget: TokenBudgetSchema.nullable(),
 });
 export type SessionDescriptor = z.infer<typeof SessionDescriptorSchema>;
 
@@ -271,6 +296,20 @@ export const ModelsFrameSchema = z.strictObject({
 });
 export type ModelsFrame = z.infer<typeof ModelsFrameSchema>;
 
+/**
+ * A session was deleted: the answer to `delete_session` (with its `req_id`), and what
+ * every client attached to the session or to one of its subagent sessions receives
+ * (without `req_id`). `session_id` is the session the delete named; `deleted_session_ids`
+ * lists every session removed with it (itself first, then its subagent sessions).
+ */
+export const SessionDeletedSchema = z.strictObject({
+  type: z.literal('session_deleted'),
+  req_id: z.string().optional(),
+  session_id: IdentifierSchema,
+  deleted_session_ids: z.array(IdentifierSchema).optional(),
+});
+export type SessionDeleted = z.infer<typeof SessionDeletedSchema>;
+
 /** Any server frame, discriminated on `type`. */
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   WelcomeSchema,
@@ -284,5 +323,6 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   AdmittedSchema,
   BatchFrameSchema,
   ModelsFrameSchema,
+  SessionDeletedSchema,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;

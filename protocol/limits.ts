@@ -23,6 +23,8 @@ export const LIMITS = {
   reqIdMaxChars: 128,
   /** A session title (`create_session.config.title`, `session title`): at most 256 characters. */
   titleMaxChars: 256,
+  /** A title taken from a session's first message (docs/sessions.md): at most 80 characters. */
+  autoTitleMaxChars: 80,
   /** `hello.client`: at most 256 characters. */
   clientNameMaxChars: 256,
   /** `hello.token`: at most 4096 characters. */
@@ -48,6 +50,16 @@ export const LIMITS = {
   systemPromptMaxBytes: 64 * 1024,
   /** A tool call's output as sent to the model: at most 64 KiB (head + tail, a marker between). */
   toolOutputToModelMaxBytes: 64 * 1024,
+  // ---- shell allow rules and token budget (docs/tools.md) ----
+  /** `create_session.config.shell_allow` / `tools.shell.allow`: at most this many rules… */
+  shellAllowMaxRules: 256,
+  /** …of at most this many characters each. */
+  shellRuleMaxChars: 4096,
+  // ---- a session's own MCP servers (`create_session.config.mcp_servers`, docs/tools.md) ----
+  /** At most this many servers per session… */
+  sessionMcpServersMax: 32,
+  /** …a server name of at most this many characters (leaves 30 for the tool in `NAME__TOOL`). */
+  mcpServerNameMaxChars: 32,
 } as const;
 
 /** Close codes of the WebSocket (protocol.md "Connecting", docs/protocol.md §2 and §6). */

@@ -18,13 +18,15 @@ const ANSWERS: Record<string, ApprovalDecision> = {
  * turn ended). `reminder` (the start of a call too long for the screen) is printed right
  * above the question, so the start of what is approved is always in view.
  */
-export async function askApproval(signal: AbortSignal, reminder?: string): Promise<ApprovalDecision | null> {
+export async function askApproval(signal: AbortSignal, tool: string, reminder?: string): Promise<ApprovalDecision | null> {
+  // [a]lways approves the exact command on a shell call, identical arguments otherwise.
+  const always = tool === 'shell' ? '[a]lways (this command, this session)' : '[a]lways (these arguments, this session)';
   if (reminder !== undefined) process.stderr.write(`${reminder}\n`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   rl.on('SIGINT', () => process.emit('SIGINT'));
   try {
     for (;;) {
-      const reply = (await rl.question('approve? [y]es / [a]lways (this session) / [n]o / [x] abort turn: ', { signal }))
+      const reply = (await rl.question(`approve? [y]es / ${always} / [n]o / [x] abort turn: `, { signal }))
         .trim()
         .toLowerCase();
       const decision = ANSWERS[reply];

@@ -10,6 +10,7 @@ import { registerSessions } from './sessions.js';
 import { packageVersion } from './version.js';
 import { registerOpen } from './open.js';
 import { registerCluster } from './cluster.js';
+import { registerAcp } from './acp.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -21,6 +22,7 @@ const COMMANDS: RegisterCommand[] = [
   registerSessions,
   registerOpen,
   registerCluster,
+  registerAcp,
 ];
 
 export function buildProgram(): Command {

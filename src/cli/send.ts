@@ -144,7 +144,7 @@ class ApprovalResponder {
     this.cancel();
     const ac = new AbortController();
     this.prompt = ac;
-    void askApproval(ac.signal, startReminder(req)).then((decision) => {
+    void askApproval(ac.signal, req.tool, startReminder(req)).then((decision) => {
       if (this.prompt === ac) this.prompt = null;
       if (decision) void this.answer(req, decision);
     });

@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino, type Logger } from 'pino';
+import PinoPretty from 'pino-pretty';
 import { loadConfig, resolveRoutes, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { isLoopbackHost } from '../server/auth.js';
@@ -31,6 +32,7 @@ export interface ServeOptions {
   token?: string;
   auth: boolean;
   logLevel: string;
+  logFormat?: string;
   postgres?: string;
   nodeId?: string;
   advertiseUrl?: string;
@@ -71,6 +73,7 @@ export function registerServe(program: Command): void {
     .option('--node-id <id>', 'cluster mode: this node\'s id (default: config cluster.node_id, else HOSTNAME-PORT)')
     .option('--advertise-url <url>', 'cluster mode: where other nodes reach this one (default: config cluster.advertise_url, else the listening URL)')
     .option('--log-level <level>', 'pino log level for stderr', process.env.AGENTD_LOG_LEVEL ?? 'info')
+    .option('--log-format <format>', 'pretty (human-readable lines; the default on a terminal) or json (JSON lines; the default otherwise)')
     .action(async (opts: ServeOptions) => {
       const version = program.version() ?? '0.0.0';
       try {
@@ -85,10 +88,16 @@ export function registerServe(program: Command): void {
     });
 }
 
-function makeLogger(level: string): Logger {
+/** Logs on stderr: human-readable lines on a terminal, JSON lines otherwise (docs/operations.md). */
+function makeLogger(level: string, format: string | undefined): Logger {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(level)) throw new StartupError(`--log-level: must be one of ${levels.join(', ')}`, 2);
-  return pino({ name: 'agentd', level }, pino.destination({ dest: 2, sync: true }));
+  if (format !== undefined && format !== 'pretty' && format !== 'json') throw new StartupError('--log-format: must be pretty or json', 2);
+  const pretty = (format ?? (process.stderr.isTTY ? 'pretty' : 'json')) === 'pretty';
+  if (!pretty) return pino({ name: 'agentd', level }, pino.destination({ dest: 2, sync: true }));
+  // Synchronous, in this thread: no transport worker, nothing lost at exit.
+  const stream = PinoPretty({ destination: 2, sync: true, colorize: process.stderr.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' });
+  return pino({ name: 'agentd', level }, stream);
 }
 
 /** Refuse to share a data dir with a daemon that is still serving it. */
@@ -113,7 +122,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (!opts.auth && !isLoopbackHost(opts.host)) {
     throw new StartupError(`--no-auth is only allowed on a loopback host (127.0.0.1, ::1, localhost), not ${opts.host}`, 2);
   }
-  const logger = makeLogger(opts.logLevel);
+  const logger = makeLogger(opts.logLevel, opts.logFormat);
   const dataDir = ensureDataDir(resolveDataDir(opts.dataDir));
   const config: Config = loadConfig(dataDir, opts.config); // throws ConfigError
   const tune = tuning();
@@ -126,19 +135,22 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
   // Loaded here, not at the top: other `agentd` commands should not pay for the daemon.
-  const [{ SessionHost }, { startServer }, { modelCatalog }, clusterModules] = await Promise.all([
+  const [{ SessionHost }, { startServer }, { modelCatalog }, { startTelemetry }, clusterModules] = await Promise.all([
     import('../session/host.js'),
     import('../server/index.js'),
     import('../server/models.js'),
+    import('../telemetry/index.js'),
     cluster ? Promise.all([import('../cluster/node.js'), import('../cluster/host.js')]) : null,
   ]);
+  const telemetry = await startTelemetry({ config, version, ...(cluster && { nodeId: cluster.nodeId }) });
+  if (telemetry.tracing) logger.info({ otlp_endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT || config.telemetry.otlp_endpoint }, 'exporting traces');
   const node =
     cluster && pgJournal && clusterModules
       ? new clusterModules[0].ClusterNode(pgJournal, { ...cluster, url: cluster.url }, logger)
       : null;
   let host: SessionHost;
   try {
-    host = SessionHost.open({ dataDir, config, logger, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
+    host = SessionHost.open({ dataDir, config, logger, observer: telemetry.observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
@@ -158,6 +170,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       logger,
       health: () => ({ ...hostHealth(host), ...(node && { node_id: node.nodeId, sessions_owned: node.sessionsOwned }) }),
       models: modelCatalog(config.models.default, resolveRoutes(config).values()),
+      metrics: { scrape: () => telemetry.scrape(), public: config.server.metrics_public },
       maxConnections: config.server.max_connections,
       maxUnauthenticated: config.server.max_unauthenticated,
       helloTimeoutMs: config.server.auth_deadline_ms,
@@ -181,6 +194,14 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
     }
     logger.info({ node_id: cluster.nodeId, advertise_url: advertise }, 'joined the cluster');
   }
+
+  const listening = server;
+  telemetry.wire({
+    sessions: () => host.residentStats(),
+    connections: () => listening.connections().length,
+    mcpServers: () => host.mcpStates(),
+    ...(node && { cluster: () => ({ leasesOwned: node.sessionsOwned, takeovers: node.takeovers }) }),
+  });
 
   writeDaemonInfo(dataDir, { url: server.url, pid: process.pid, auth: opts.auth, started_at: Date.now(), version });
   logger.info({ url: `${server.url}/v1`, data_dir: dataDir, auth: opts.auth }, 'listening');
@@ -207,6 +228,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       code = 1;
     }
     await server.close(2000);
+    await flushTraces(telemetry.shutdown(), logger);
     removeDaemonInfo(dataDir);
     clearTimeout(timer);
     logger.info('stopped');
@@ -269,6 +291,19 @@ async function openClusterJournal(cluster: ClusterMode): Promise<import('../jour
     return PgSyncJournal.open({ url: cluster.url, nodeId: cluster.nodeId, applicationName: `agentd:${cluster.nodeId}` });
   } catch (err) {
     throw new StartupError(`cannot open the PostgreSQL journal: ${(err as Error).message}`, 1);
+  }
+}
+
+/** Export the spans still buffered, giving up after a few seconds (an unreachable collector). */
+async function flushTraces(flushing: Promise<void>, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), 3000)));
+  try {
+    if ((await Promise.race([flushing, late])) === 'late') logger.warn('the trace exporter did not finish in 3 s: spans may be lost');
+  } catch (err) {
+    logger.warn({ err }, 'exporting the last spans failed');
+  } finally {
+    clearTimeout(timer);
   }
 }
 

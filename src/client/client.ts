@@ -14,6 +14,7 @@ import type {
   SessionsPage,
   Submission,
   ModelsFrame,
+  SessionDeleted,
 } from '../../protocol/index.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { ClientConnection, type ConnectOptions, type ClientConnectionLike } from './connection.js';
@@ -111,6 +112,11 @@ export class AgentdClient {
       if (this.conn === conn) this.events.emit('error', e);
     });
     conn.events.on('warning', (w) => this.events.emit('warning', w));
+    conn.events.on('session_deleted', (d) => {
+      if (this.conn !== conn) return;
+      for (const id of d.deleted_session_ids ?? [d.session_id]) this.subs.remove(id);
+      this.events.emit('session_deleted', d);
+    });
     conn.events.on('close', (err) => {
       if (this.conn !== conn) return;
       this.conn = null;
@@ -216,6 +222,15 @@ export class AgentdClient {
     const conn = this.requireConn();
     if (!conn.listModels) throw new Error('this connection cannot list models');
     return conn.listModels();
+  }
+
+  /** `delete_session`: the session and its subagent sessions, gone for good (`force` interrupts a running turn first). */
+  async deleteSession(sessionId: string, options: { force?: boolean } = {}): Promise<SessionDeleted> {
+    const conn = this.requireConn();
+    if (!conn.deleteSession) throw new Error('this connection cannot delete sessions');
+    const answer = await conn.deleteSession(sessionId, options.force ?? false);
+    for (const id of answer.deleted_session_ids ?? [sessionId]) this.subs.remove(id);
+    return answer;
   }
 
   async history(sessionId: string, beforeSequence: number, limit?: number): Promise<HistoryFrame> {

@@ -30,6 +30,7 @@ import {
   type SessionsPage,
   type Submission,
   type ModelsFrame,
+  type SessionDeleted,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
 import { ConnectionError, FrameTooLargeError, ServerError, UnreadableFrameError } from './errors.js';
@@ -52,6 +53,8 @@ export type ConnectionEvents = {
   error: [ErrorFrame];
   /** A frame that failed validation (it is still delivered when its type is known). */
   warning: [string];
+  /** An attached session (or its parent) was deleted (`session_deleted` without `req_id`). */
+  session_deleted: [SessionDeleted];
   /** The connection is gone (emitted once). */
   close: [ConnectionError];
 };
@@ -69,6 +72,8 @@ export interface ClientConnectionLike {
   submit(sessionId: string, submission: Submission): Promise<Queued>;
   /** `list_models`: the default route and every route (optional for fakes). */
   listModels?(): Promise<ModelsFrame>;
+  /** `delete_session` (optional for fakes). */
+  deleteSession?(sessionId: string, force?: boolean): Promise<SessionDeleted>;
   close(): void;
 }
 
@@ -172,6 +177,13 @@ export class ClientConnection implements ClientConnectionLike {
       }
       case 'welcome':
         return;
+      case 'session_deleted':
+        if (frame.req_id === undefined) {
+          this.events.emit('session_deleted', frame);
+          return;
+        }
+        this.requests.take(frame.req_id)?.resolve(frame);
+        return;
       default: {
         const p = this.requests.take(frame.req_id);
         if (!p) return;
@@ -206,6 +218,10 @@ export class ClientConnection implements ClientConnectionLike {
 
   listModels(): Promise<ModelsFrame> {
     return this.request({ type: 'list_models' });
+  }
+
+  deleteSession(sessionId: string, force = false): Promise<SessionDeleted> {
+    return this.request({ type: 'delete_session', session_id: sessionId, ...(force && { force }) });
   }
 
   listSessions(options: ListSessionsOptions = {}): Promise<SessionsPage> {

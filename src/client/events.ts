@@ -1,5 +1,5 @@
 /** What an AgentdClient reports: its connection state, and the frames of attached sessions. */
-import type { Admitted, Attached, BatchFrame, ErrorFrame } from '../../protocol/index.js';
+import type { Admitted, Attached, BatchFrame, ErrorFrame, SessionDeleted } from '../../protocol/index.js';
 import type { ConnectionError } from './errors.js';
 
 export type ClientState =
@@ -20,4 +20,6 @@ export type ClientEvents = {
   /** Unsolicited server errors, and attached sessions lost on reconnect. */
   error: [ErrorFrame];
   warning: [string];
+  /** A session this client was attached to (or its parent) was deleted; it is no longer attached. */
+  session_deleted: [SessionDeleted];
 };

@@ -4,6 +4,7 @@
  *   `!sh CMD`    → calls `shell {command: CMD}`; after the result: `command exited with code N`
  *   `!sleep MS`  → streams `slept` in small deltas spread over MS milliseconds
  *   `!fail`      → the model call fails
+ *   `!say TEXT`  → replies TEXT exactly (e.g. Markdown), in deltas of 8 characters
  *   `!delegate TASK` → calls `delegate {task: TASK}`; after the result: `subagent: RESULT`
  *   `!mcp TOOL JSON` → calls the tool TOOL (e.g. an MCP `SERVER__TOOL`) with the JSON object
  *                    as arguments; after the result: `tool TOOL answered: RESULT`
@@ -164,6 +165,10 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
   }
   if (command?.[1] === 'fail' && !command[2]) {
     throw new ModelError('scripted_failure', 'the scripted model was asked to fail (!fail)');
+  }
+  if (command?.[1] === 'say' && command[2]) {
+    yield* reply(command[2], tokens);
+    return;
   }
   yield* reply(`echo: ${userText}`, tokens);
 }

@@ -5,6 +5,7 @@ import {
   type Attach,
   type ClientFrame,
   type CreateSession,
+  type DeleteSession,
   type Detach,
   type History,
   type ListModels,
@@ -40,7 +41,13 @@ export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void 
       return submit(conn, frame);
     case 'list_models':
       return listModels(conn, frame);
+    case 'delete_session':
+      return deleteSession(conn, frame);
   }
+}
+
+function deleteSession(conn: ClientConnection, frame: DeleteSession): void {
+  conn.sendError('internal', 'delete_session is not implemented yet', { req_id: frame.req_id });
 }
 
 function listModels(conn: ClientConnection, frame: ListModels): void {

@@ -3,6 +3,7 @@
  * (steer) or the durable queue, refusing a message past `limits.max_queued_turns`, and
  * answering a message id this session admitted before.
  */
+import { titleFromMessage } from '../../protocol/index.js';
 import type { Config } from '../config/config.js';
 import type { SessionDeps } from './deps.js';
 import type { InboxItem } from './inbox.js';
@@ -23,11 +24,23 @@ export function queueFullMessage(config: Config): string {
   return `queue full: the session already has ${config.limits.max_queued_turns} queued turns (limits.max_queued_turns)`;
 }
 
+/**
+ * A session created without a title takes one from its first message (docs/sessions.md):
+ * only at the first message, so a title cleared later stays cleared. (A session from before
+ * `first_message_seen` existed and still untitled is named by its next message.)
+ */
+function nameFromFirstMessage(tx: Tx, text: string): void {
+  if (tx.state.first_message_seen) return;
+  const title = tx.state.title ?? titleFromMessage(text);
+  tx.set({ first_message_seen: true, title });
+}
+
 /** Admit a message into the running turn (steer) or the queue. */
 export function admitMessage(tx: Tx, item: InboxItem): void {
   const { id, op } = item.submission;
   if (op.type !== 'message') return;
   tx.admission = { submission_id: id, onAdmitted: item.onAdmitted, onRejected: item.onRejected };
+  nameFromFirstMessage(tx, op.text);
   const turn = tx.state.turn;
   if (turn && op.mode === 'steer') {
     tx.setTurn({ steer: [...turn.steer, op.text] });
@@ -46,6 +59,7 @@ export function admitAndStart(tx: Tx, deps: SessionDeps, item: InboxItem): void 
   const o = item.submission.op;
   if (o.type !== 'message') return;
   tx.admission = { submission_id: item.submission.id, onAdmitted: item.onAdmitted, onRejected: item.onRejected };
+  nameFromFirstMessage(tx, o.text);
   tx.emit({ type: 'user_message', text: o.text, mode: 'turn' }, { submission_id: item.submission.id, turn_id: null });
   startTurn(tx, deps, item.submission.id, o.text, o.overrides);
 }

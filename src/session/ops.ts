@@ -3,7 +3,8 @@
  * capability_command, resume_session, and the warnings for interrupt / exec_approval
  * that do not apply.
  */
-import { LIMITS, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
+import { LIMITS, cleanTitle, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
+import { parseBudget, tokensSpent } from './budget.js';
 import { requestCompaction } from './compaction.js';
 import type { OtherSession, SessionDeps, ToolListing } from './deps.js';
 import { callRoute, effortProblem } from './routing.js';
@@ -67,6 +68,8 @@ export function capabilityCommand(
               compaction_failures: s.context.compaction_failures,
             },
             system_prompt_bytes: s.system_prompt === null ? 0 : Buffer.byteLength(s.system_prompt, 'utf8'),
+            token_budget: s.token_budget ?? null,
+            tokens_used: tokensSpent(s),
           },
         },
         tags,
@@ -78,7 +81,7 @@ export function capabilityCommand(
         tx.emit({ type: 'warning', message: `session title: input must be a string of at most ${LIMITS.titleMaxChars} characters` }, tags);
         return;
       }
-      if (typeof raw === 'string') tx.set({ title: raw.trim() || null });
+      if (typeof raw === 'string') tx.set({ title: cleanTitle(raw) });
       tx.emit({ type: 'capability_output', capability: 'session', command: 'title', output: { title: tx.state.title } }, tags);
       return;
     }
@@ -88,8 +91,31 @@ export function capabilityCommand(
     case 'compact':
       requestCompaction(tx, submissionId);
       return;
+    case 'budget': {
+      const parsed = parseBudget(op.arguments, op.input);
+      if ('problem' in parsed) {
+        tx.emit({ type: 'warning', message: parsed.problem }, tags);
+        return;
+      }
+      tx.set({ token_budget: parsed.tokens });
+      tx.emit(
+        { type: 'capability_output', capability: 'session', command: 'budget', output: { token_budget: parsed.tokens, tokens_used: tokensSpent(tx.state) } },
+        tags,
+      );
+      return;
+    }
+    case 'approval_policy': {
+      const policy = op.input ?? (op.arguments as { policy?: unknown } | undefined)?.policy;
+      if (policy !== 'ask' && policy !== 'auto') {
+        tx.emit({ type: 'warning', message: 'session approval_policy: arguments.policy must be "ask" or "auto"' }, tags);
+        return;
+      }
+      if (policy !== s.approval_policy) tx.set({ approval_policy: policy });
+      tx.emit({ type: 'approval_policy_changed', approval_policy: policy }, tags);
+      return;
+    }
     default:
-      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools, compact)` }, tags);
+      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools, compact, budget, approval_policy)` }, tags);
   }
 }
 

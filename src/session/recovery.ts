@@ -3,6 +3,7 @@
  * its journal, a context estimate rebuilt for old checkpoints, and the checks a takeover
  * makes before hydrating (the session's cwd must exist on this node).
  */
+import { homedir } from 'node:os';
 import { statSync } from 'node:fs';
 import type { SessionJournal } from '../journal/journal.js';
 import { modelView, viewTokens, type TranscriptItem } from './context.js';
@@ -57,4 +58,10 @@ export function recordRecoveryFailure(journal: SessionJournal, sessionId: string
   const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;
   entries.push(eventEntry({ type: 'warning', message: why }, null, null, now));
   recordUnrecoverable(journal, stored, entries);
+}
+
+/** `~` and `~/…` name the user's home directory (the `workspace` key, `create_session.config.cwd`). */
+export function expandHome(path: string): string {
+  if (path === '~') return homedir();
+  return path.startsWith('~/') ? `${homedir()}${path.slice(1)}` : path;
 }

@@ -233,6 +233,11 @@ export class Folder {
         this.push({ kind: 'note', seq, turnId, tone: 'warn', text: str(m.message) });
         return;
       case 'capability_output':
+        if (m.capability === 'session' && m.command === 'title') {
+          const title = (m.output as { title?: unknown } | null)?.title;
+          this.push({ kind: 'note', seq, turnId, tone: 'info', text: typeof title === 'string' && title ? `renamed to “${title}”` : 'title cleared' });
+          return;
+        }
         this.push({ kind: 'note', seq, turnId, tone: 'info', text: `${str(m.capability)} ${str(m.command)}: ${str(m.output)}` });
         return;
       case 'session_resume_requested':

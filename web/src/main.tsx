@@ -1,6 +1,7 @@
 /** Entry point of the browser UI: read the fragment, connect to this origin's /v1, render. */
 import { render } from 'preact';
 import { takeFragment } from './hash';
+import { preloadMarkdown } from './markdown';
 import { Store } from './store';
 import { App } from './ui/App';
 import './styles.css';
@@ -12,6 +13,7 @@ const root = document.getElementById('app')!;
 root.textContent = ''; // the "Loading…" placeholder of index.html
 render(<App store={store} />, root);
 store.start();
+void preloadMarkdown().catch(() => undefined); // replies show as plain text if it cannot load
 
 // A pasted `#session=ID` / `#token=T` on an open page: use it without a reload.
 window.addEventListener('hashchange', () => {

@@ -8,6 +8,7 @@
 import { Folder, lastOutcomeOf, type Folded, type Outcome } from './fold';
 import { loadToken, saveToken, showSession } from './hash';
 import { Link, RequestError, type LinkStatus } from './link';
+import { Notifier, noticeOf, noticeOfChange } from './notify';
 import type { BatchFrame, CreateSessionConfig, ModelsFrame, Op, ServerFrame, SessionDescriptor } from './wire';
 
 export interface SessionView {
@@ -50,8 +51,11 @@ export class Store {
   private folder = new Folder();
   private readonly unadmitted = new Map<string, { session_id: string; op: Op }>();
   private readonly outcomeHeads = new Map<string, number>();
+  /** Sessions deleted while this page is open: a list answer already under way must not bring them back. */
+  private readonly deleted = new Set<string>();
   private readonly link: Link;
   private poll: ReturnType<typeof setInterval> | undefined;
+  readonly notifier = new Notifier((id) => this.select(id));
 
   constructor(url: string, initialSession: string | null) {
     this.link = new Link(url, loadToken, {
@@ -112,7 +116,10 @@ export class Store {
   private async refreshSessions(): Promise<void> {
     try {
       const page = await this.link.request({ type: 'list_sessions', limit: 200 }, 'sessions');
-      this.set({ sessions: page.sessions });
+      // Sessions not open here: an approval or a finished turn seen in their status.
+      const before = new Map((this.state.sessions ?? []).map((s) => [s.session_id, s]));
+      for (const s of page.sessions) if (s.session_id !== this.state.view?.id) this.notifier.show(noticeOfChange(before.get(s.session_id), s));
+      this.set({ sessions: page.sessions.filter((s) => !this.deleted.has(s.session_id)) });
       // The outcome of the 50 most recent (one small history read each, only when their head moved).
       for (const s of page.sessions.slice(0, 50)) void this.refreshOutcome(s);
     } catch {
@@ -144,11 +151,12 @@ export class Store {
     if (this.link.isOpen) void this.attach(id, undefined);
   }
 
-  async create(config: CreateSessionConfig): Promise<void> {
+  async create(config: CreateSessionConfig): Promise<SessionDescriptor> {
     try {
       const created = await this.link.request({ type: 'create_session', config }, 'session_created');
       this.set({ sessions: [created.session, ...(this.state.sessions ?? [])] });
       this.select(created.session.session_id);
+      return created.session;
     } catch (err) {
       this.toast(`could not create the session: ${(err as Error).message}`);
       throw err;
@@ -203,6 +211,9 @@ export class Store {
       case 'admitted':
         this.unadmitted.delete(f.submission_id);
         return;
+      case 'session_deleted':
+        this.onDeleted(f.session_id, f.deleted_session_ids);
+        return;
       case 'error':
         if (f.submission_id) this.unadmitted.delete(f.submission_id);
         this.toast(`${f.code}: ${f.message}`);
@@ -223,8 +234,15 @@ export class Store {
     }
     this.folder.apply(b);
     let descriptor = view.descriptor;
+    const live = b.sequence > view.attachedHead;
     for (const e of b.events) {
       const m = e.msg;
+      if (live) this.notifier.show(noticeOf(view.id, descriptor?.title || view.id, e));
+      const title = renamedTo(m);
+      if (descriptor && title !== undefined) {
+        descriptor = { ...descriptor, title };
+        this.patchListed(view.id, { title });
+      }
       if (descriptor && m.type === 'model_changed') {
         descriptor = {
           ...descriptor,
@@ -262,9 +280,61 @@ export class Store {
     return sent || op.type === 'message';
   }
 
+  // ---------- titles and deletion ----------
+
+  /** Rename a session (`capability_command session title`); the header and list follow its output. */
+  rename(sessionId: string, title: string): boolean {
+    return this.submitTo(sessionId, { type: 'capability_command', capability: 'session', command: 'title', arguments: { title } });
+  }
+
+  /**
+   * Delete a session, its subagent sessions and their journal (`delete_session`). A running
+   * or waiting session is refused `busy` unless `force` (which interrupts it first).
+   */
+  async deleteSession(sessionId: string, force: boolean): Promise<void> {
+    const done = await this.link.request({ type: 'delete_session', session_id: sessionId, ...(force && { force: true }) }, 'session_deleted');
+    this.onDeleted(sessionId, done.deleted_session_ids);
+  }
+
+  /** A session (and its descendants) is gone: drop it from the list, close it if it is open here. */
+  private onDeleted(sessionId: string, ids: readonly string[] = []): void {
+    for (const id of [sessionId, ...ids]) this.deleted.add(id);
+    const sessions = this.state.sessions ?? [];
+    const parents = new Map(sessions.map((s) => [s.session_id, s.parent_session_id]));
+    // Named by the daemon, or a descendant of one (as far as the list knows).
+    const gone = (id: string | null | undefined): boolean => {
+      for (let n = 0; id && n < 64; n++, id = parents.get(id)) if (this.deleted.has(id)) return true;
+      return false;
+    };
+    const view = this.state.view;
+    const closeView = view !== null && (gone(view.id) || gone(view.descriptor?.parent_session_id));
+    this.set({ sessions: this.state.sessions && sessions.filter((s) => !gone(s.session_id)) });
+    if (closeView) {
+      showSession(null);
+      this.set({ view: null });
+      this.toast(`Session ${view.descriptor?.title || view.id} was deleted.`);
+    }
+  }
+
+  private patchListed(sessionId: string, patch: Partial<SessionDescriptor>): void {
+    const sessions = this.state.sessions;
+    if (sessions?.some((s) => s.session_id === sessionId)) {
+      this.set({ sessions: sessions.map((s) => (s.session_id === sessionId ? { ...s, ...patch } : s)) });
+    }
+  }
+
   stop(): void {
     clearInterval(this.poll);
   }
+}
+
+/** The new title a `capability_output` of `session title` reports, or undefined. */
+function renamedTo(m: { type: string }): string | null | undefined {
+  if (m.type !== 'capability_output') return undefined;
+  const out = m as { capability?: string; command?: string; output?: { title?: unknown } };
+  if (out.capability !== 'session' || out.command !== 'title') return undefined;
+  const title = out.output?.title;
+  return typeof title === 'string' ? title : title === null ? null : undefined;
 }
 
 /**

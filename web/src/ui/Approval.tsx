@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Store } from '../store';
-import type { ApprovalDecision, ExecApprovalRequestMsg } from '../wire';
+import { approveForSessionLabel, type ApprovalDecision, type ExecApprovalRequestMsg } from '../wire';
 import { callArguments, visibleText } from '../../../src/render/call-view.js';
 
 const BUTTONS: Array<{ decision: ApprovalDecision; label: string; cls: string }> = [
@@ -83,7 +83,7 @@ export function ApprovalCard({ store, request, child }: { store: Store; request:
               if (child ? store.submitTo(child, op) : store.submit(op)) setSent(request.approval_id);
             }}
           >
-            {b.label}
+            {b.decision === 'approve_for_session' ? approveForSessionLabel(request.tool) : b.label}
           </button>
         ))}
         {answered && <span class="hint">sent…</span>}

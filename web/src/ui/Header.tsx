@@ -1,6 +1,8 @@
-/** The open session's header: title, live status, model picker, token and context gauge, Interrupt. */
+/** The open session's header: title (renamed in place), live status, model picker, token and context gauge, Interrupt, Delete. */
+import { useState } from 'preact/hooks';
 import { liveStatus, type AppState, type SessionView, type Store } from '../store';
 import { statusLabel, tokens } from './format';
+import { DeleteDialog, TitleEditor } from './SessionActions';
 
 function ModelPicker({ store, state, view }: { store: Store; state: AppState; view: SessionView }) {
   const current = view.descriptor?.model;
@@ -72,13 +74,15 @@ export function Header({ store, state, onMenu, onHelp }: { store: Store; state: 
   const view = state.view;
   const status = view?.descriptor ? liveStatus(view) : null;
   const turn = view?.folded.activeTurnId ?? null;
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const connected = state.link.state === 'open';
   return (
     <header class="header">
       <button class="icon mobile-only" aria-label="Show sessions" onClick={onMenu}>
         ☰
       </button>
       <div class="heading">
-        <h1>{view ? view.descriptor?.title || view.id : 'agentd'}</h1>
+        {view ? <TitleEditor key={view.id} store={store} view={view} connected={connected} /> : <h1>agentd</h1>}
         {view?.descriptor && <span class="cwd">{view.descriptor.cwd}</span>}
       </div>
       {status && (
@@ -107,6 +111,12 @@ export function Header({ store, state, onMenu, onHelp }: { store: Store; state: 
           Interrupt
         </button>
       )}
+      {view?.descriptor && (
+        <button class="subtle" title="Delete this session and its subagent sessions" disabled={!connected} onClick={() => setDeleting(view.id)}>
+          Delete
+        </button>
+      )}
+      {view && deleting === view.id && <DeleteDialog store={store} state={state} view={view} onClose={() => setDeleting(null)} />}
       <button class="icon" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={onHelp}>
         ?
       </button>

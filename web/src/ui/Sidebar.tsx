@@ -1,11 +1,33 @@
-/** The session sidebar: live status and last turn's outcome of every session, and "New session". */
+/** The session sidebar: live status and last turn's outcome of every session, "New session", notifications. */
 import { useState } from 'preact/hooks';
 import { liveStatus, type AppState, type Store } from '../store';
 import type { SessionDescriptor } from '../wire';
 import { relTime, statusLabel } from './format';
+import { NotifyToggle } from './NotifyToggle';
+
+const CWD_KEY = 'agentd.cwd';
+
+/** The working directory the form offers: the last one used from this browser, else the newest session's. */
+function lastCwd(sessions: SessionDescriptor[] | null): string {
+  try {
+    const saved = localStorage.getItem(CWD_KEY);
+    if (saved) return saved;
+  } catch {
+    // storage disabled
+  }
+  return sessions?.find((s) => !s.parent_session_id)?.cwd ?? '';
+}
+
+function rememberCwd(cwd: string): void {
+  try {
+    localStorage.setItem(CWD_KEY, cwd);
+  } catch {
+    // storage disabled: the form offers the newest session's
+  }
+}
 
 function NewSession({ store, state, onDone }: { store: Store; state: AppState; onDone: () => void }) {
-  const [cwd, setCwd] = useState('');
+  const [cwd, setCwd] = useState(() => lastCwd(state.sessions));
   const [route, setRoute] = useState('');
   const [policy, setPolicy] = useState('');
   const [busy, setBusy] = useState(false);
@@ -18,14 +40,25 @@ function NewSession({ store, state, onDone }: { store: Store; state: AppState; o
     if (policy) config.approval_policy = policy;
     store
       .create(config)
-      .then(onDone, () => undefined)
+      .then((session) => {
+        rememberCwd(session.cwd);
+        onDone();
+      }, () => undefined)
       .finally(() => setBusy(false));
   };
   return (
     <form class="new-session" onSubmit={submit} aria-label="New session">
       <label for="new-cwd">
         <span>Working directory</span>
-        <input id="new-cwd" value={cwd} onInput={(e) => setCwd(e.currentTarget.value)} placeholder="default workspace" spellcheck={false} />
+        <input
+          id="new-cwd"
+          value={cwd}
+          onInput={(e) => setCwd(e.currentTarget.value)}
+          placeholder="the daemon's workspace, else your home"
+          title="Where the agent's shell and file tools work. Blank: the daemon's configured workspace, else your home directory."
+          spellcheck={false}
+          autocomplete="off"
+        />
       </label>
       <div class="row">
         <label for="new-route">
@@ -133,6 +166,7 @@ export function Sidebar({ store, state, creating, setCreating, onPicked }: Sideb
           ))}
         </ul>
       )}
+      <NotifyToggle notifier={store.notifier} />
     </nav>
   );
 }

@@ -6,6 +6,7 @@
 import { memo } from 'preact/compat';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Item } from '../fold';
+import { Markdown } from '../markdown';
 import type { SessionView, Store } from '../store';
 import { argsLine } from './format';
 
@@ -37,12 +38,15 @@ function ToolCall({ item, expanded }: { item: Extract<Item, { kind: 'tool' }>; e
   );
 }
 
-/** A message, reply or reasoning block: who said it, then the text. */
-function Said({ cls, seq, who, text }: { cls: string; seq: number; who: string; text: string }) {
+/**
+ * A message, reply or reasoning block: who said it, then the text — a user's as typed
+ * (line breaks kept), the agent's as Markdown.
+ */
+function Said({ cls, seq, who, text, markdown }: { cls: string; seq: number; who: string; text: string; markdown?: boolean }) {
   return (
     <li class={cls} data-seq={seq}>
       <div class="who">{who}</div>
-      <div class="text">{text}</div>
+      {markdown ? <Markdown text={text} /> : <div class="text">{text}</div>}
     </li>
   );
 }
@@ -53,9 +57,9 @@ const Row = memo(
       case 'user':
         return <Said cls="msg user" seq={item.seq} who={`You${item.mode !== 'turn' ? ` · ${item.mode}` : ''}`} text={item.text} />;
       case 'agent':
-        return <Said cls={`msg agent${item.done ? '' : ' streaming'}`} seq={item.seq} who="Agent" text={item.text} />;
+        return <Said cls={`msg agent${item.done ? '' : ' streaming'}`} seq={item.seq} who="Agent" text={item.text} markdown />;
       case 'reasoning':
-        return <Said cls="reasoning" seq={item.seq} who="Thinking" text={item.text} />;
+        return <Said cls="reasoning" seq={item.seq} who="Thinking" text={item.text} markdown />;
       case 'tool':
         return (
           <li class="tool-row" data-seq={item.seq}>
