@@ -98,6 +98,13 @@ export const ListModelsSchema = z.strictObject({
 });
 export type ListModels = z.infer<typeof ListModelsSchema>;
 
+/** Ask which nodes a client may connect to (cluster mode, docs/cluster.md); answered by `nodes`. */
+export const ListNodesSchema = z.strictObject({
+  type: z.literal('list_nodes'),
+  req_id: ReqIdSchema,
+});
+export type ListNodes = z.infer<typeof ListNodesSchema>;
+
 /** Any client frame, discriminated on `type`. */
 export const ClientFrameSchema = z.discriminatedUnion('type', [
   HelloSchema,
@@ -108,6 +115,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   HistorySchema,
   SubmitSchema,
   ListModelsSchema,
+  ListNodesSchema,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 
@@ -279,6 +287,24 @@ export const ModelsFrameSchema = z.strictObject({
 });
 export type ModelsFrame = z.infer<typeof ModelsFrameSchema>;
 
+/** One live node of a cluster: its id and the address clients reach it at (its advertised URL). */
+export const NodeInfoSchema = z.strictObject({
+  node_id: z.string(),
+  url: z.string(),
+  /** The node that answered. */
+  self: z.boolean(),
+});
+export type NodeInfo = z.infer<typeof NodeInfoSchema>;
+
+/** Answer to `list_nodes`: the live nodes (cluster mode), or `cluster: false` and none on a single daemon. */
+export const NodesFrameSchema = z.strictObject({
+  type: z.literal('nodes'),
+  req_id: z.string(),
+  cluster: z.boolean(),
+  nodes: z.array(NodeInfoSchema),
+});
+export type NodesFrame = z.infer<typeof NodesFrameSchema>;
+
 /** Any server frame, discriminated on `type`. */
 export const ServerFrameSchema = z.discriminatedUnion('type', [
   WelcomeSchema,
@@ -292,5 +318,6 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   AdmittedSchema,
   BatchFrameSchema,
   ModelsFrameSchema,
+  NodesFrameSchema,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;

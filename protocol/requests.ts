@@ -21,6 +21,7 @@ export const REQUEST_ANSWER = {
   detach: 'detached',
   history: 'history',
   list_models: 'models',
+  list_nodes: 'nodes',
 } as const satisfies Record<ClientRequestType, ServerFrame['type']>;
 
 /** The answer frame of request type `T`. */

@@ -10,6 +10,10 @@ import { registerSessions } from './sessions.js';
 import { packageVersion } from './version.js';
 import { registerOpen } from './open.js';
 import { registerCluster } from './cluster.js';
+import { registerNew } from './new.js';
+import { registerApprove } from './approve.js';
+import { registerInterrupt } from './interrupt.js';
+import { registerWatch } from './watch.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -18,6 +22,10 @@ const COMMANDS: RegisterCommand[] = [
   registerServe,
   registerAttach,
   registerSend,
+  registerNew,
+  registerApprove,
+  registerInterrupt,
+  registerWatch,
   registerSessions,
   registerOpen,
   registerCluster,

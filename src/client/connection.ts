@@ -30,6 +30,7 @@ import {
   type SessionsPage,
   type Submission,
   type ModelsFrame,
+  type NodesFrame,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
 import { ConnectionError, FrameTooLargeError, ServerError, UnreadableFrameError } from './errors.js';
@@ -69,6 +70,8 @@ export interface ClientConnectionLike {
   submit(sessionId: string, submission: Submission): Promise<Queued>;
   /** `list_models`: the default route and every route (optional for fakes). */
   listModels?(): Promise<ModelsFrame>;
+  /** `list_nodes`: the cluster's live nodes (optional for fakes). */
+  listNodes?(): Promise<NodesFrame>;
   close(): void;
 }
 
@@ -206,6 +209,10 @@ export class ClientConnection implements ClientConnectionLike {
 
   listModels(): Promise<ModelsFrame> {
     return this.request({ type: 'list_models' });
+  }
+
+  listNodes(): Promise<NodesFrame> {
+    return this.request({ type: 'list_nodes' });
   }
 
   listSessions(options: ListSessionsOptions = {}): Promise<SessionsPage> {
