@@ -59,6 +59,8 @@ async function watch(sessionId: string, flags: WatchFlags): Promise<number> {
         return null;
       },
     });
+    const head = following.attached.head_sequence;
+    process.stderr.write(`watching session ${sessionId} (at batch ${head}); Ctrl-C to stop\n`);
     try {
       return await following.done.catch((err: unknown) => {
         // Attached, then lost for good: a different failure from never connecting.
