@@ -131,6 +131,8 @@ export const TurnFailedMsgSchema = msg('turn_failed', {
 /** Model switched; ModelInfo fields flat. */
 export const ModelChangedMsgSchema = msg('model_changed', { ...ModelInfoSchema.shape });
 export const WarningMsgSchema = msg('warning', { message: z.string() });
+/** `session approval_policy` changed the session's policy (from its next tool call on). */
+export const ApprovalPolicyChangedMsgSchema = msg('approval_policy_changed', { approval_policy: ApprovalPolicySchema });
 export const SessionResumeRequestedMsgSchema = msg('session_resume_requested', {
   session_id: IdentifierSchema,
   context: z.unknown(),
@@ -190,6 +192,7 @@ export type TurnInterruptedMsg = z.infer<typeof TurnInterruptedMsgSchema>;
 export type TurnFailedMsg = z.infer<typeof TurnFailedMsgSchema>;
 export type ModelChangedMsg = z.infer<typeof ModelChangedMsgSchema>;
 export type WarningMsg = z.infer<typeof WarningMsgSchema>;
+export type ApprovalPolicyChangedMsg = z.infer<typeof ApprovalPolicyChangedMsgSchema>;
 export type SessionResumeRequestedMsg = z.infer<typeof SessionResumeRequestedMsgSchema>;
 export type CapabilityOutputMsg = z.infer<typeof CapabilityOutputMsgSchema>;
 export type SubagentStartedMsg = z.infer<typeof SubagentStartedMsgSchema>;
@@ -216,6 +219,7 @@ export const EventMsgSchema = z.discriminatedUnion('type', [
   WarningMsgSchema,
   SessionResumeRequestedMsgSchema,
   CapabilityOutputMsgSchema,
+  ApprovalPolicyChangedMsgSchema,
   SubagentStartedMsgSchema,
   SubagentFinishedMsgSchema,
   AgentReasoningDeltaMsgSchema,

@@ -14,6 +14,7 @@ import {
 } from './common.js';
 import { EventSchema, ExecApprovalRequestMsgSchema } from './events.js';
 import { SubmissionSchema } from './ops.js';
+import { SessionMcpServersSchema } from './mcp_servers.js';
 
 // ---------- client → server ----------
 
@@ -38,6 +39,8 @@ export const CreateSessionConfigSchema = z.strictObject({
   shell_allow: z.array(ShellRuleSchema).max(LIMITS.shellAllowMaxRules).optional(),
   /** The session's token budget (input + output tokens of every model call; docs/tools.md). */
   token_budget: TokenBudgetSchema.optional(),
+  /** The session's own MCP servers (docs/tools.md), besides the configured ones; kept in its checkpoint. */
+  mcp_servers: SessionMcpServersSchema.optional(),
 });
 export type CreateSessionConfig = z.infer<typeof CreateSessionConfigSchema>;
 

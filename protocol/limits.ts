@@ -53,6 +53,11 @@ export const LIMITS = {
   shellAllowMaxRules: 256,
   /** …of at most this many characters each. */
   shellRuleMaxChars: 4096,
+  // ---- a session's own MCP servers (`create_session.config.mcp_servers`, docs/tools.md) ----
+  /** At most this many servers per session… */
+  sessionMcpServersMax: 32,
+  /** …a server name of at most this many characters (leaves 30 for the tool in `NAME__TOOL`). */
+  mcpServerNameMaxChars: 32,
 } as const;
 
 /** Close codes of the WebSocket (protocol.md "Connecting", docs/protocol.md §2 and §6). */

@@ -3,3 +3,4 @@ export * from './common.js';
 export * from './ops.js';
 export * from './events.js';
 export * from './frames.js';
+export * from './mcp_servers.js';

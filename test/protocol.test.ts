@@ -165,6 +165,7 @@ describe('server frames', () => {
     { type: 'turn_interrupted', reason: 'interrupted' },
     { type: 'turn_failed', error: { code: 'model_error', message: 'boom' } },
     { type: 'model_changed', ...model },
+    { type: 'approval_policy_changed', approval_policy: 'auto' },
     { type: 'warning', message: 'no active turn to interrupt' },
     { type: 'session_resume_requested', session_id: 's0', context: { summary: 'x' } },
     { type: 'capability_output', capability: 'cap', command: 'run', output: [1] },

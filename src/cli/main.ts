@@ -14,6 +14,7 @@ import { registerNew } from './new.js';
 import { registerApprove } from './approve.js';
 import { registerInterrupt } from './interrupt.js';
 import { registerWatch } from './watch.js';
+import { registerAcp } from './acp.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -29,6 +30,7 @@ const COMMANDS: RegisterCommand[] = [
   registerSessions,
   registerOpen,
   registerCluster,
+  registerAcp,
 ];
 
 export function buildProgram(): Command {

@@ -67,6 +67,8 @@ const ServerSchema = z
     max_unauthenticated: PositiveInt.max(1_000_000).default(SERVER_DEFAULTS.max_unauthenticated),
     auth_deadline_ms: PositiveInt.max(600_000).default(SERVER_DEFAULTS.auth_deadline_ms),
     hello_max_bytes: z.int().min(1024).max(LIMITS.frameMaxBytes).default(SERVER_DEFAULTS.hello_max_bytes),
+    // obs: GET /metrics without the token (docs/operations.md)
+    metrics_public: z.boolean().default(false),
   })
   .prefault({});
 // ---- end of the server block ----
@@ -86,6 +88,19 @@ const ToolsSchema = z
       .prefault({}),
   })
   .prefault({});
+
+// ---- telemetry block (engineer "obs"): OpenTelemetry traces (docs/operations.md) ----
+const TelemetrySchema = z
+  .strictObject({
+    /** OTLP/HTTP endpoint of a collector (e.g. http://localhost:4318); $OTEL_EXPORTER_OTLP_ENDPOINT wins. Absent: no traces. */
+    otlp_endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /** Put message contents, tool arguments and tool results on spans. */
+    record_content: z.boolean().default(false),
+    /** `service.name` of the spans ($OTEL_SERVICE_NAME wins). */
+    service_name: z.string().min(1).default('agentd'),
+  })
+  .prefault({});
+// ---- end of the telemetry block ----
 
 export const ConfigSchema = z.strictObject({
   models: z
@@ -150,6 +165,7 @@ export const ConfigSchema = z.strictObject({
   mcp_servers: McpServersSchema,
   system_prompt: SystemPromptSchema.optional(),
   compaction: CompactionSchema,
+  telemetry: TelemetrySchema,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

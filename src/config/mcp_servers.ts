@@ -5,51 +5,28 @@
  * the config layer (config imports nothing above it) and src/mcp/ builds on it.
  */
 import { z } from 'zod';
-import { ApprovalPolicySchema, type ApprovalPolicy } from '../../protocol/index.js';
+import {
+  checkMcpServerNames,
+  DEFAULT_MCP_STARTUP_TIMEOUT_MS,
+  DEFAULT_MCP_TOOL_TIMEOUT_MS,
+  LIMITS,
+  McpServerEntrySchema,
+  sanitizeMcpName,
+  type ApprovalPolicy,
+  type McpServerEntry,
+} from '../../protocol/index.js';
 
 /** Server names are short enough to leave at least 30 characters for the tool part. */
-export const MAX_SERVER_NAME = 32;
+export const MAX_SERVER_NAME = LIMITS.mcpServerNameMaxChars;
 
 /** Characters outside [A-Za-z0-9_-] replaced by `_` (server and tool names alike). */
-export function sanitizeName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_-]/g, '_');
-}
+export const sanitizeName = sanitizeMcpName;
 
-export const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
-export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
+export const DEFAULT_STARTUP_TIMEOUT_MS = DEFAULT_MCP_STARTUP_TIMEOUT_MS;
+export const DEFAULT_TOOL_TIMEOUT_MS = DEFAULT_MCP_TOOL_TIMEOUT_MS;
 
 /** Per-server approval: `ask` (every call waits), `auto` (none waits), or the session's policy. */
 export type McpApproval = ApprovalPolicy | 'session';
-
-const StringMap = z.record(z.string(), z.string());
-
-const ServerEntrySchema = z
-  .strictObject({
-    command: z.string().min(1, 'must be a non-empty string').optional(),
-    args: z.array(z.string()).optional(),
-    env: StringMap.optional(),
-    url: z
-      .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-      .optional(),
-    headers: StringMap.optional(),
-    approval: ApprovalPolicySchema.optional(),
-    tools: z.array(z.string().min(1, 'tool names are non-empty')).optional(),
-    startup_timeout_ms: z.int().positive().default(DEFAULT_STARTUP_TIMEOUT_MS),
-    tool_timeout_ms: z.int().positive().default(DEFAULT_TOOL_TIMEOUT_MS),
-  })
-  .superRefine((s, ctx) => {
-    if ((s.command === undefined) === (s.url === undefined)) {
-      ctx.addIssue({ code: 'custom', message: 'exactly one of "command" (stdio) or "url" (Streamable HTTP) is required' });
-    }
-    if (s.url !== undefined) {
-      for (const field of ['args', 'env'] as const) {
-        if (s[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: `"${field}" applies to a stdio server ("command"), not to "url"` });
-      }
-    }
-    if (s.command !== undefined && s.headers !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['headers'], message: '"headers" applies to an HTTP server ("url"), not to "command"' });
-    }
-  });
 
 interface CommonConfig {
   /** The configured name (the `NAME` of `NAME__TOOL` after sanitizing). */
@@ -67,32 +44,17 @@ export type McpServerConfig =
 
 /** `mcp_servers` in the config file: `{NAME: entry}`, resolved to McpServerConfig by name. */
 export const McpServersSchema = z
-  .record(z.string(), ServerEntrySchema)
-  .superRefine((servers, ctx) => {
-    const seen = new Map<string, string>();
-    for (const name of Object.keys(servers)) {
-      if (name.length === 0 || name.length > MAX_SERVER_NAME) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `server names are 1–${MAX_SERVER_NAME} characters` });
-      }
-      const clean = sanitizeName(name);
-      if (clean.includes('__')) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `server name "${name}" must not contain "__" (after replacing characters outside [A-Za-z0-9_-] by "_"): it separates server and tool` });
-      }
-      const other = seen.get(clean);
-      if (other !== undefined) {
-        ctx.addIssue({ code: 'custom', path: [name], message: `server names "${other}" and "${name}" both become "${clean}" in tool names` });
-      }
-      seen.set(clean, name);
-    }
-  })
-  .transform((servers): Record<string, McpServerConfig> =>
-    Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, resolveEntry(name, s)])),
-  )
+  .record(z.string(), McpServerEntrySchema)
+  .superRefine((servers, ctx) => checkMcpServerNames(Object.keys(servers), ctx))
+  .transform(resolveMcpServers)
   .default({});
 
-type ServerEntry = z.infer<typeof ServerEntrySchema>;
+/** Entries (already validated: config file or a session's checkpoint) resolved by name. */
+export function resolveMcpServers(servers: Readonly<Record<string, McpServerEntry>>): Record<string, McpServerConfig> {
+  return Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, resolveEntry(name, s)]));
+}
 
-function resolveEntry(name: string, s: ServerEntry): McpServerConfig {
+function resolveEntry(name: string, s: McpServerEntry): McpServerConfig {
   const common: CommonConfig = {
     name,
     approval: s.approval ?? 'session',

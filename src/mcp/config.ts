@@ -2,6 +2,7 @@
 export {
   McpServersSchema,
   parseMcpServers,
+  resolveMcpServers,
   McpConfigError,
   DEFAULT_STARTUP_TIMEOUT_MS,
   DEFAULT_TOOL_TIMEOUT_MS,

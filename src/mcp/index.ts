@@ -1,6 +1,6 @@
 /** The MCP client module (docs/tools.md): configuration, the manager, the per-session toolset. */
-export { McpServersSchema, parseMcpServers, McpConfigError, type McpServerConfig, type McpApproval } from './config.js';
-export { McpManager, type McpManagerOptions } from './manager.js';
+export { McpServersSchema, parseMcpServers, resolveMcpServers, McpConfigError, type McpServerConfig, type McpApproval } from './config.js';
+export { McpManager, type McpManagerOptions, type OwnMcpServers } from './manager.js';
 export { McpToolset, mustAsk, type McpTool, type McpWarning, type McpServerStatus } from './toolset.js';
 export { McpServerError, type McpFailureKind } from './errors.js';
 export { exposedNames, sanitizeName, MAX_TOOL_NAME } from './naming.js';

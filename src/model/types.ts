@@ -84,6 +84,8 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Told before the provider waits `ms` to retry (the caller's idle timeout pauses meanwhile). */
   onBackoff?: (ms: number) => void;
+  /** The session the call is for (telemetry: the trace it belongs to, docs/operations.md); providers ignore it. */
+  session_id?: string;
 }
 
 /** A piece of a streamed model reply. */

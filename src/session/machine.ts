@@ -359,7 +359,7 @@ export const sessionMachine = setup({
             src: 'toolRun',
             input: ({ context }): ToolRunInput => {
               const call = context.state.turn!.calls[0]!.call;
-              return { call, ports: context.ports, cwd: context.state.cwd };
+              return { call, ports: context.ports, cwd: context.state.cwd, sessionId: context.state.session_id };
             },
           },
           on: {

@@ -58,6 +58,7 @@ function requestWithoutTools(
     reasoning_effort: route.reasoning_effort,
     system: sessionSystemPrompt(state, deps, resolved),
     context,
+    session_id: state.session_id,
   };
 }
 

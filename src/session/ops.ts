@@ -104,8 +104,18 @@ export function capabilityCommand(
       );
       return;
     }
+    case 'approval_policy': {
+      const policy = op.input ?? (op.arguments as { policy?: unknown } | undefined)?.policy;
+      if (policy !== 'ask' && policy !== 'auto') {
+        tx.emit({ type: 'warning', message: 'session approval_policy: arguments.policy must be "ask" or "auto"' }, tags);
+        return;
+      }
+      if (policy !== s.approval_policy) tx.set({ approval_policy: policy });
+      tx.emit({ type: 'approval_policy_changed', approval_policy: policy }, tags);
+      return;
+    }
     default:
-      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools, compact, budget)` }, tags);
+      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools, compact, budget, approval_policy)` }, tags);
   }
 }
 

@@ -11,6 +11,7 @@ import type {
   MessageOverrides,
   ModelInfo,
   SessionDescriptor,
+  SessionMcpServers,
   TokenUsage,
 } from '../../protocol/index.js';
 import type { ToolCallRequest } from '../model/types.js';
@@ -127,6 +128,8 @@ export interface SessionState {
   shell_allow?: string[];
   /** Input + output tokens the session may spend (docs/tools.md); null or absent: no budget. */
   token_budget?: number | null;
+  /** The session's own MCP servers (`create_session.config.mcp_servers`, as given, validated); absent: none. */
+  mcp_servers?: SessionMcpServers;
 }
 
 /** A subagent's pending approval, as its parent's descriptor shows it. */
@@ -172,6 +175,7 @@ export function newSessionState(fields: {
   base_tokens?: number;
   shell_allow?: string[];
   token_budget?: number | null;
+  mcp_servers?: SessionMcpServers;
 }): SessionState {
   return {
     version: CHECKPOINT_VERSION,
@@ -194,6 +198,7 @@ export function newSessionState(fields: {
     context: { ...EMPTY_CONTEXT, estimated_tokens: fields.base_tokens ?? 0 },
     ...(fields.shell_allow && fields.shell_allow.length > 0 && { shell_allow: fields.shell_allow }),
     token_budget: fields.token_budget ?? null,
+    ...(fields.mcp_servers && Object.keys(fields.mcp_servers).length > 0 && { mcp_servers: fields.mcp_servers }),
   };
 }
 
@@ -252,6 +257,24 @@ export function toDescriptor(
     context: { estimated_tokens: state.context?.estimated_tokens ?? 0, context_window: state.model.context_window },
     token_budget: state.token_budget ?? null,
   };
+}
+
+/**
+ * The queue's texts from their stored entries (a checkpoint lists only the queue's ids;
+ * one written before that holds the texts itself and is returned as it is). Throws when a
+ * queued message's entry is missing.
+ */
+export function withQueuedTexts(state: SessionState, entries: ReadonlyArray<{ submission_id: string; entry: string }> = []): SessionState {
+  if (state.queue.every((q) => typeof q.text === 'string')) return state;
+  const byId = new Map(entries.map((e) => [e.submission_id, e.entry]));
+  const queue = state.queue.map((q) => {
+    if (typeof q.text === 'string') return q;
+    const entry = byId.get(q.submission_id);
+    if (entry === undefined) throw new Error(`queued message ${q.submission_id} has no stored text`);
+    const { text, overrides } = JSON.parse(entry) as Pick<QueuedMessage, 'text' | 'overrides'>;
+    return { submission_id: q.submission_id, text, ...(overrides && { overrides }) };
+  });
+  return { ...state, queue };
 }
 
 /** Parse a stored checkpoint; throws with a clear message when it is not one. */

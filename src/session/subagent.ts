@@ -7,7 +7,7 @@
  * call run again after a restart finds the same child and its message is admitted once.
  */
 import { createHash } from 'node:crypto';
-import type { ApprovalPolicy, SubagentStatus } from '../../protocol/index.js';
+import type { ApprovalPolicy, SessionMcpServers, SubagentStatus } from '../../protocol/index.js';
 import type { Tool, ToolContext, ToolResult } from '../tools/types.js';
 
 export const DELEGATE_TOOL = 'delegate';
@@ -21,6 +21,8 @@ export interface SubagentParent {
   route: string;
   /** The parent's own depth (0 for a root session). */
   depth: number;
+  /** The parent's own MCP servers (`create_session.config.mcp_servers`): its children have them too. */
+  mcp_servers?: SessionMcpServers;
 }
 
 export interface SubagentRequest {

@@ -69,6 +69,7 @@ export class HostSubagents implements SubagentPort {
             cwd: parent.cwd,
             approval_policy: parent.approval_policy,
             title: request.title ?? `subagent: ${request.task.trim().slice(0, TITLE_CHARS)}`,
+            ...(parent.mcp_servers && { mcp_servers: parent.mcp_servers }),
           },
           { id: child_session_id, parent: { session_id: parent.session_id, call_id: parent.call_id }, depth: parent.depth + 1 },
         );
