@@ -15,6 +15,7 @@ import {
   type ClientFrame,
   type ErrorCode,
   type ErrorContext,
+  type NodeInfo,
   type ServerFrame,
 } from '../../protocol/index.js';
 import { AgentdError } from '../errors.js';
@@ -55,6 +56,8 @@ export interface ConnectionOptions {
   stats: ServerStats;
   /** What `list_models` answers (absent: an `internal` error). */
   models?: ModelCatalog | undefined;
+  /** Cluster mode: the live nodes `list_nodes` answers (absent: a single daemon, no nodes). */
+  nodes?: (() => NodeInfo[]) | undefined;
   /** Called once when the client has authenticated (welcome sent). */
   onAuthenticated?: (conn: ClientConnection) => void;
 }

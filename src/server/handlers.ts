@@ -9,6 +9,7 @@ import {
   type Detach,
   type History,
   type ListModels,
+  type ListNodes,
   type ListSessions,
   type Submit,
 } from '../../protocol/index.js';
@@ -43,11 +44,27 @@ export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void 
       return listModels(conn, frame);
     case 'delete_session':
       return deleteSession(conn, frame);
+    case 'list_nodes':
+      return listNodes(conn, frame);
   }
 }
 
 function deleteSession(conn: ClientConnection, frame: DeleteSession): void {
   conn.sendError('internal', 'delete_session is not implemented yet', { req_id: frame.req_id });
+}
+
+/** The live nodes in cluster mode (clients fail over to them); a single daemon has none to name. */
+function listNodes(conn: ClientConnection, frame: ListNodes): void {
+  const source = conn.options.nodes;
+  if (!source) return conn.send({ type: 'nodes', req_id: frame.req_id, cluster: false, nodes: [] });
+  let nodes;
+  try {
+    nodes = source();
+  } catch (err) {
+    conn.sendError('internal', `cannot list the cluster's nodes: ${(err as Error).message}`, { req_id: frame.req_id });
+    return;
+  }
+  conn.send({ type: 'nodes', req_id: frame.req_id, cluster: true, nodes });
 }
 
 function listModels(conn: ClientConnection, frame: ListModels): void {
