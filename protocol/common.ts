@@ -77,6 +77,10 @@ export const boundedJson = (max: number) =>
 /** Milliseconds since the epoch / durations / counters. */
 export const MillisSchema = z.number().int().nonnegative();
 export const CountSchema = z.number().int().nonnegative();
+/** A shell allow rule (docs/tools.md): an exact command, or a prefix ending with `*`. */
+export const ShellRuleSchema = z.string().min(1).max(LIMITS.shellRuleMaxChars);
+/** A session's token budget: a positive number of tokens. */
+export const TokenBudgetSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
 /** Per-session approval policy. */
 export const ApprovalPolicySchema = z.enum(['ask', 'auto']);

@@ -86,6 +86,11 @@ export const TurnCompleteMsgSchema = msg('turn_complete', {
   failed_tool_calls: CountSchema,
   usage: TokenUsageSchema,
   duration_ms: z.number().nonnegative(),
+  /**
+   * `length`: the reply was still cut off by the output limit after the last continuation;
+   * else `end_turn`. Always sent; absent only from turns journaled by earlier versions.
+   */
+  stop_reason: z.enum(['end_turn', 'length']).optional(),
 });
 export const TurnInterruptedMsgSchema = msg('turn_interrupted', { reason: z.string() });
 /** Why a turn failed: `turn_failed.error.code` (docs/protocol.md lists what each means). */
@@ -115,6 +120,8 @@ export const TurnFailureCodeSchema = z.enum([
   'context_overflow',
   // the context still does not fit after compaction, or compaction's circuit breaker is open (docs/context.md)
   'context_window_exceeded',
+  // the session's token budget is spent (docs/tools.md); `session budget` raises it
+  'budget_exceeded',
 ]);
 export type TurnFailureCode = z.infer<typeof TurnFailureCodeSchema>;
 

@@ -9,6 +9,8 @@ import {
   MillisSchema,
   ModelInfoSchema,
   ReqIdSchema,
+  ShellRuleSchema,
+  TokenBudgetSchema,
 } from './common.js';
 import { EventSchema, ExecApprovalRequestMsgSchema } from './events.js';
 import { SubmissionSchema } from './ops.js';
@@ -32,6 +34,10 @@ export const CreateSessionConfigSchema = z.strictObject({
   title: z.string().max(LIMITS.titleMaxChars).optional(),
   /** The session's own system prompt (docs/context.md), kept in its checkpoint: ≤ 64 KiB. */
   system_prompt: byteString(LIMITS.systemPromptMaxBytes, 'system prompt').optional(),
+  /** Shell commands that never wait for approval under `ask` (docs/tools.md), besides the config's. */
+  shell_allow: z.array(ShellRuleSchema).max(LIMITS.shellAllowMaxRules).optional(),
+  /** The session's token budget (input + output tokens of every model call; docs/tools.md). */
+  token_budget: TokenBudgetSchema.optional(),
 });
 export type CreateSessionConfig = z.infer<typeof CreateSessionConfigSchema>;
 
@@ -177,6 +183,8 @@ export const SessionDescriptorSchema = z.strictObject({
     .nullable(),
   /** The estimate of the next model call's input tokens, and the route's window (docs/context.md). */
   context: ContextUsageSchema,
+  /** The session's token budget (docs/tools.md); null when it has none. */
+  token_budget: TokenBudgetSchema.nullable(),
 });
 export type SessionDescriptor = z.infer<typeof SessionDescriptorSchema>;
 

@@ -1,5 +1,6 @@
 /** agentd wire protocol v1: limits, zod schemas, types, parsers and encoders. */
 export * from './limits.js';
+export * from './labels.js';
 export * from './schemas.js';
 export * from './requests.js';
 export * from './parse.js';

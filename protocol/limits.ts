@@ -48,6 +48,11 @@ export const LIMITS = {
   systemPromptMaxBytes: 64 * 1024,
   /** A tool call's output as sent to the model: at most 64 KiB (head + tail, a marker between). */
   toolOutputToModelMaxBytes: 64 * 1024,
+  // ---- shell allow rules and token budget (docs/tools.md) ----
+  /** `create_session.config.shell_allow` / `tools.shell.allow`: at most this many rules… */
+  shellAllowMaxRules: 256,
+  /** …of at most this many characters each. */
+  shellRuleMaxChars: 4096,
 } as const;
 
 /** Close codes of the WebSocket (protocol.md "Connecting", docs/protocol.md §2 and §6). */

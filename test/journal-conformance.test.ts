@@ -139,6 +139,25 @@ describe.each(BACKENDS)('journal store: $name', ({ available, fixture }) => {
     expect(await again.isAdmitted('b', 'm1')).toBe(true);
   });
 
+  it('a queued message is stored once on its admission row, loaded with the session, cleared when it leaves the queue', async () => {
+    await open();
+    await created(store, 'q', { admissions: ['m1', 'm2'], queued: [{ submission_id: 'm1', entry: '{"text":"one"}' }, { submission_id: 'm2', entry: '{"text":"two"}' }] });
+    await created(store, 'other', { admissions: ['m1'], queued: [{ submission_id: 'm1', entry: '{"text":"elsewhere"}' }] });
+    const byId = (list: Array<{ submission_id: string; entry: string }> | undefined) => Object.fromEntries((list ?? []).map((q) => [q.submission_id, q.entry]));
+    expect(byId((await store.loadSession('q'))!.queued)).toEqual({ m1: '{"text":"one"}', m2: '{"text":"two"}' });
+    // The first leaves the queue (its turn starts); a third joins it.
+    await store.commit(write('q', 1, [events('start')], { admissions: ['m3'], dequeued: ['m1'], queued: [{ submission_id: 'm3', entry: '{"text":"three"}' }] }));
+    expect(byId((await store.loadSession('q'))!.queued)).toEqual({ m2: '{"text":"two"}', m3: '{"text":"three"}' });
+    // A queued entry without an admission row is refused whole.
+    await expect(store.commit(write('q', 2, [events('bad')], { queued: [{ submission_id: 'never-admitted', entry: '{}' }] }))).rejects.toBeInstanceOf(JournalError);
+    expect((await store.loadSession('q'))!.headSequence).toBe(2);
+    await store.close();
+    const again = await fx.open();
+    expect(byId((await again.loadSession('q'))!.queued)).toEqual({ m2: '{"text":"two"}', m3: '{"text":"three"}' });
+    expect(byId((await again.loadSession('other'))!.queued)).toEqual({ m1: '{"text":"elsewhere"}' });
+    expect(await again.isAdmitted('q', 'm1')).toBe(true);
+  });
+
   it('transcript items are appended by index and read by range', async () => {
     await open();
     await created(store, 's', { transcript: ['i0', 'i1'] });

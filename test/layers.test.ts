@@ -28,6 +28,7 @@ const LAYERS: Record<string, readonly string[]> = {
   session: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal'],
   server: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
   cluster: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
+  telemetry: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
   client: ['protocol', 'data-dir'],
   render: ['protocol'],
   tui: ['protocol', 'client', 'render'],
@@ -42,6 +43,12 @@ const PACKAGE_HOME: Record<string, string> = {
   'better-sqlite3': 'journal',
   pg: 'journal',
   synckit: 'journal',
+  'prom-client': 'telemetry',
+  '@opentelemetry/api': 'telemetry',
+  '@opentelemetry/sdk-trace-base': 'telemetry',
+  '@opentelemetry/resources': 'telemetry',
+  '@opentelemetry/semantic-conventions': 'telemetry',
+  '@opentelemetry/exporter-trace-otlp-http': 'telemetry',
 };
 
 interface Import {

@@ -178,6 +178,7 @@ describe('server frames', () => {
     approval_policy: 'ask', head_sequence: 3, active_turn_id: 't1', pending_approval: approval, queued_turns: 0,
     parent_session_id: 's0', parent_call_id: 'call_1', pending_child_approval: { child_session_id: 's_child', request: approval },
     context: { estimated_tokens: 120, context_window: null },
+    token_budget: null,
   } as const;
   const batch = { type: 'batch', session_id: 's1', sequence: 1, committed_at: 10, events: msgs.map((msg) => ({ submission_id: 'sub-1', turn_id: null, ts: 9, msg })) } as const;
   const frames: ServerFrame[] = [

@@ -133,7 +133,7 @@ describe('openai provider: streaming', () => {
       reasoning_effort: 'high',
       tools: [{ type: 'function', function: { name: 'list_dir', description: 'List a directory', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
       messages: [
-        { role: 'system', content: 'the previous turn was interrupted' },
+        { role: 'user', content: '[runtime note] the previous turn was interrupted' },
         { role: 'user', content: 'list files' },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'list_dir', arguments: '{"path":"."}' } }] },
         { role: 'tool', tool_call_id: 'c1', content: 'a.txt' },
@@ -281,15 +281,16 @@ describe('openai provider: reasoning, cached usage, system prompt, overflow', ()
     expect(out).toContainEqual({ type: 'usage', input_tokens: 100, output_tokens: 40, cached_input_tokens: 64, reasoning_tokens: 25 });
   });
 
-  it('sends the system prompt as one system message, first', async () => {
+  it('sends the system prompt as the one system message, first; runtime notes as marked user messages', async () => {
     fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
     await collect(fast().stream(request({ system: 'You are agentd.', context: [{ role: 'system', text: 'note' }, { role: 'user', text: 'hi' }] })));
     expect(fake.requests[0]!.body.messages).toEqual([
       { role: 'system', content: 'You are agentd.' },
-      { role: 'system', content: 'note' },
+      { role: 'user', content: '[runtime note] note' },
       { role: 'user', content: 'hi' },
     ]);
   });
+
 
   it('maps context_length_exceeded and HTTP 413 to context_overflow, without retrying', async () => {
     fake.enqueue(status(400, { error: { message: "This model's maximum context length is 8192 tokens", code: 'context_length_exceeded' } }));
@@ -299,5 +300,55 @@ describe('openai provider: reasoning, cached usage, system prompt, overflow', ()
     fake.enqueue(status(413, { error: { message: 'request too large' } }));
     expect((await failure(fast().stream(request()))).code).toBe('context_overflow');
     expect(fake.requests).toHaveLength(2);
+  });
+});
+
+/** A whole Chat Completions answer (non-streaming). */
+function completion(message: object, finish: string, usage?: { prompt_tokens: number; completion_tokens: number }) {
+  return { id: 'chatcmpl-x', object: 'chat.completion', created: 0, model: 'fake', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finish, logprobs: null }], ...(usage && { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }) };
+}
+
+describe('openai provider: non-streaming answers', () => {
+  it('a route with stream: false sends a non-streaming request and reads its one JSON body', async () => {
+    fake.enqueue(status(200, completion({ content: 'whole reply' }, 'stop', { prompt_tokens: 9, completion_tokens: 2 })));
+    const out = await collect(fast().stream(request({ route: route({ stream: false }) })));
+    expect(fake.requests[0]!.body.stream).toBe(false);
+    expect(fake.requests[0]!.body.stream_options).toBeUndefined();
+    expect(out).toEqual([
+      { type: 'text_delta', delta: 'whole reply' },
+      { type: 'usage', input_tokens: 9, output_tokens: 2 },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it('a server answering a streaming request with one JSON body is understood, tool calls and reasoning included', async () => {
+    fake.enqueue(
+      status(
+        200,
+        completion(
+          { content: null, reasoning_content: 'think', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
+          'tool_calls',
+        ),
+      ),
+    );
+    const out = await collect(fast().stream(request()));
+    expect(fake.requests[0]!.body.stream).toBe(true);
+    expect(out).toEqual([
+      { type: 'reasoning_delta', delta: 'think' },
+      { type: 'tool_call', call: { call_id: 'c1', tool: 'read_file', arguments: { path: 'a' } } },
+      { type: 'finish', reason: 'tool_calls' },
+    ]);
+  });
+
+  it('a JSON body cut off by length keeps its finish reason; an error object in a 200 body is a provider error', async () => {
+    fake.enqueue(status(200, completion({ content: 'cut' }, 'length')));
+    expect(await collect(fast().stream(request({ route: route({ stream: false }) })))).toEqual([
+      { type: 'text_delta', delta: 'cut' },
+      { type: 'finish', reason: 'length' },
+    ]);
+    fake.enqueue(status(200, { error: { message: 'backend exploded' } }), status(200, { error: { message: 'backend exploded' } }), status(200, { error: { message: 'backend exploded' } }), status(200, { error: { message: 'backend exploded' } }));
+    const err = await failure(fast().stream(request({ route: route({ stream: false }) })));
+    expect(err.code).toBe('provider_error');
+    expect(err.message).toContain('backend exploded');
   });
 });

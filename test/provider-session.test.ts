@@ -97,10 +97,34 @@ describe('openai route in a session', () => {
     s.submit(msg('write a lot'));
     const done = await w.next('turn_complete');
     expect(done.model_calls).toBe(2);
-    expect(w.msgs('agent_message').map((m) => (m as { text: string }).text)).toEqual(['first half, ', 'second half.']);
+    // One reply: one agent_message, last_message whole, ended normally.
+    expect(w.msgs('agent_message').map((m) => (m as { text: string }).text)).toEqual(['first half, second half.']);
+    expect(done).toMatchObject({ last_message: 'first half, second half.', stop_reason: 'end_turn' });
     const continued = fake.requests[1]!.body.messages;
     expect(continued.at(-2)).toMatchObject({ role: 'assistant', content: 'first half, ' });
-    expect(continued.at(-1).content).toMatch(/cut off/);
+    expect(continued.at(-1)).toMatchObject({ role: 'user' });
+    expect(continued.at(-1).content).toMatch(/^\[runtime note\] .*cut off/);
+    expect(continued.filter((m: { role: string }) => m.role === 'system')).toHaveLength(continued[0].role === 'system' ? 1 : 0);
+    // The next call sees the reply once, whole, without the note.
+    fake.enqueue(sse([chunk.text('ok'), chunk.finish('stop')]));
+    s.submit(msg('thanks'));
+    await w.next('turn_complete', 2);
+    const next = fake.requests[2]!.body.messages.filter((m: { role: string }) => m.role !== 'system');
+    expect(next).toEqual([
+      { role: 'user', content: 'write a lot' },
+      { role: 'assistant', content: 'first half, second half.' },
+      { role: 'user', content: 'thanks' },
+    ]);
+  });
+
+  test('a reply still cut off after the last continuation completes with stop_reason length', async () => {
+    const { s, w } = start();
+    for (let i = 0; i < 4; i++) fake.enqueue(sse([chunk.text(`p${i} `), chunk.finish('length')]));
+    s.submit(msg('write forever'));
+    const done = await w.next('turn_complete');
+    expect(done.stop_reason).toBe('length');
+    expect(done.last_message).toBe('p0 p1 p2 p3 '.slice(0, 3 * (done.model_calls as number)));
+    expect(w.msgs('agent_message')).toHaveLength(1);
   });
 
   test('the same tool call three times in a row fails with doom_loop_detected', async () => {

@@ -226,6 +226,7 @@ describe('config: the server block', () => {
       max_unauthenticated: 128,
       auth_deadline_ms: 5000,
       hello_max_bytes: 65536,
+      metrics_public: false,
     });
     expect(parseConfig({ server: { allowed_origins: ['https://ui.example.com:8443', 'null'] } }).server.allowed_origins).toHaveLength(2);
     expect(() => parseConfig({ server: { allowed_origins: ['https://ui.example.com/path'] } })).toThrow(/server\.allowed_origins\.0/);

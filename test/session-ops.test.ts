@@ -82,7 +82,7 @@ describe('idle session', () => {
     expect(s.descriptor().title).toBe('My work');
     expect((w.msgs('warning') as Array<{ message: string }>).map((m) => m.message)).toEqual([
       'unknown capability "git"',
-      'unknown command "explode" for capability "session" (commands: status, title, tools, compact)',
+      'unknown command "explode" for capability "session" (commands: status, title, tools, compact, budget)',
     ]);
   });
 

@@ -2,7 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { ModelClient } from '../src/model/types.js';
+import type { ContextItem, ModelClient } from '../src/model/types.js';
+import { LENGTH_CONTINUATION_NOTE } from '../src/session/model_request.js';
 import { scriptedModel } from '../src/model/scripted.js';
 import { cleanup, msg, op, openHost, terminalCount, Watcher, type Harness } from './helpers/session.js';
 
@@ -266,6 +267,56 @@ describe('turn limits', () => {
     const done = await w.next('turn_complete');
     expect(calls).toBe(3);
     expect(done.model_calls).toBe(3);
+    // One reply: one agent_message and last_message with the whole text; still cut off.
+    expect(w.msgs().filter((m) => m.type === 'agent_message')).toEqual([{ type: 'agent_message', text: 'part1 part2 part3 ' }]);
+    expect(done.last_message).toBe('part1 part2 part3 ');
+    expect(done.stop_reason).toBe('length');
+  });
+
+  test('a continuation sees the reply so far and the note; a reply that ends completes with end_turn and one transcript item', async () => {
+    const contexts: ContextItem[][] = [];
+    const { s, w } = start({ limits: { max_output_recovery_attempts: 2 } }, ({
+      async *stream(req) {
+        contexts.push(req.context);
+        yield { type: 'text_delta', delta: contexts.length === 1 ? 'Hello, ' : contexts.length === 2 ? 'world' : 'next' };
+        yield { type: 'finish', reason: contexts.length === 1 ? 'length' : 'stop' };
+      },
+    }));
+    s.submit(msg('greet'));
+    const done = await w.next('turn_complete');
+    expect(done).toMatchObject({ last_message: 'Hello, world', stop_reason: 'end_turn', model_calls: 2 });
+    expect(contexts[1]!.slice(-2)).toEqual([
+      { role: 'assistant', text: 'Hello, ' },
+      { role: 'system', text: LENGTH_CONTINUATION_NOTE },
+    ]);
+    // The next turn's context holds the reply once, whole; no continuation note.
+    s.submit(msg('again'));
+    await w.next('turn_complete', 2);
+    expect(contexts[2]!.filter((i) => i.role !== 'system')).toEqual([
+      { role: 'user', text: 'greet' },
+      { role: 'assistant', text: 'Hello, world' },
+      { role: 'user', text: 'again' },
+    ]);
+    expect(contexts[2]!.some((i) => i.role === 'system' && i.text === LENGTH_CONTINUATION_NOTE)).toBe(false);
+  });
+
+  test('identical calls within one step are not a doom loop; the same call in consecutive steps is', async () => {
+    let n = 0;
+    const { s, w } = start({ approval_policy: 'auto' }, ({
+      async *stream() {
+        n++;
+        if (n === 1) {
+          for (const id of ['a', 'b', 'c', 'd']) yield { type: 'tool_call', call: { call_id: id, tool: 'list_dir', arguments: { path: '.' } } };
+          yield { type: 'finish', reason: 'tool_calls' };
+        } else {
+          yield { type: 'text_delta', delta: 'done' };
+          yield { type: 'finish', reason: 'stop' };
+        }
+      },
+    }));
+    s.submit(msg('go'));
+    expect((await w.next('turn_complete')).tool_calls).toBe(4);
+    expect(w.count('turn_failed')).toBe(0);
   });
 });
 

@@ -62,7 +62,8 @@ describe('ApprovalPrompt', () => {
     expect(out).toContain('Approval required · shell');
     expect(out).toContain('$ echo hi');
     expect(out).toContain('in /home/me/project');
-    expect(out).toMatch(/y approve\s+a approve for session\s+n deny\s+esc interrupt turn/);
+    // On a shell call, `a` approves that exact command for the session (docs/tools.md).
+    expect(out.replace(/[│\s]+/g, ' ')).toMatch(/y approve a approve this command for the session n deny esc interrupt turn/);
     expect(out.split('\n')[0]).toMatch(/^╭─+╮$/);
   });
 
@@ -77,6 +78,8 @@ describe('ApprovalPrompt', () => {
     const out = strip(r.lastFrame());
     expect(out).toContain('a.txt (3 chars)');
     expect(out).toContain('sending answer…');
+    const asking = strip(render(h(ApprovalPrompt, { request: { ...REQ, tool: 'write_file', arguments: { path: 'a.txt', content: 'abc' } }, width: 100 })).lastFrame());
+    expect(asking).toMatch(/a approve for session\s+n deny/);
   });
 });
 

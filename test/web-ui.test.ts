@@ -86,7 +86,8 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     await card.waitFor({ timeout: T });
     await expect.poll(() => page.getByTestId('session-status').getAttribute('data-status')).toBe('awaiting_approval');
     expect(await card.innerText()).toContain('echo approved-by-web');
-    for (const label of ['Approve', 'Approve for session', 'Deny', 'Abort']) {
+    // A shell call's approve_for_session approves that exact command (docs/tools.md).
+    for (const label of ['Approve', 'Approve this command for the session', 'Deny', 'Abort']) {
       await expect.poll(() => card.getByRole('button', { name: label, exact: true }).count()).toBe(1);
     }
     await shot(page, 'approval');
@@ -182,7 +183,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web UI in Chromium', () => {
     const cardOne = one.getByRole('alertdialog', { name: 'Approval needed' });
     const cardTwo = two.getByRole('alertdialog', { name: 'Approval needed' });
     await Promise.all([cardOne.waitFor({ timeout: T }), cardTwo.waitFor({ timeout: T })]);
-    await cardTwo.getByRole('button', { name: 'Approve for session' }).click();
+    await cardTwo.getByRole('button', { name: 'Approve this command for the session' }).click();
     await Promise.all([cardOne.waitFor({ state: 'detached', timeout: T }), cardTwo.waitFor({ state: 'detached', timeout: T })]);
     await Promise.all([
       one.getByText('command exited with code 0').waitFor({ timeout: T }),

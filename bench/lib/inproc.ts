@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/config/config.js';
 import type { ModelClient, ModelRoute } from '../../src/model/types.js';
 import { startServer, type AgentdServer } from '../../src/server/index.js';
 import { SessionHost } from '../../src/session/host.js';
+import { AgentdMetrics, TelemetryObserver } from '../../src/telemetry/index.js';
 
 export interface InProcess {
   host: SessionHost;
@@ -36,8 +37,13 @@ export function committedRows(host: SessionHost, sessionId: string): JournalRow[
   return rows.map((row) => ({ ...row, frame: encodeBatchFrame(sessionId, row.sequence, row.committed_at, row.events) }));
 }
 
+/**
+ * The host as `agentd serve` opens it: with the telemetry observer (metrics on, traces off,
+ * as by default). AGENTD_BENCH_NO_TELEMETRY=1 leaves it out (to measure what it costs).
+ */
 export function openHost(dataDir: string, config: unknown, modelClient?: (route: ModelRoute) => ModelClient): SessionHost {
-  return SessionHost.open({ dataDir, config: parseConfig(config), ...(modelClient && { modelClient }) });
+  const observer = process.env.AGENTD_BENCH_NO_TELEMETRY === '1' ? undefined : new TelemetryObserver(new AgentdMetrics(), null);
+  return SessionHost.open({ dataDir, config: parseConfig(config), ...(modelClient && { modelClient }), ...(observer && { observer }) });
 }
 
 export async function startInProcess(

@@ -14,12 +14,14 @@ const ANSWERS: Record<string, ApprovalDecision> = {
 };
 
 /** Ask on the terminal until a valid answer; null when aborted (answered elsewhere, or the turn ended). */
-export async function askApproval(signal: AbortSignal): Promise<ApprovalDecision | null> {
+export async function askApproval(signal: AbortSignal, tool: string): Promise<ApprovalDecision | null> {
+  // [a]lways approves the exact command on a shell call, identical arguments otherwise.
+  const always = tool === 'shell' ? '[a]lways (this command, this session)' : '[a]lways (these arguments, this session)';
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   rl.on('SIGINT', () => process.emit('SIGINT'));
   try {
     for (;;) {
-      const reply = (await rl.question('approve? [y]es / [a]lways (this session) / [n]o / [x] abort turn: ', { signal }))
+      const reply = (await rl.question(`approve? [y]es / ${always} / [n]o / [x] abort turn: `, { signal }))
         .trim()
         .toLowerCase();
       const decision = ANSWERS[reply];

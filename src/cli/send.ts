@@ -135,7 +135,7 @@ class ApprovalResponder {
     this.cancel();
     const ac = new AbortController();
     this.prompt = ac;
-    void askApproval(ac.signal).then((decision) => {
+    void askApproval(ac.signal, req.tool).then((decision) => {
       if (this.prompt === ac) this.prompt = null;
       if (decision) void this.answer(req, decision);
     });

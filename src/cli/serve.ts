@@ -126,19 +126,22 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
   // Loaded here, not at the top: other `agentd` commands should not pay for the daemon.
-  const [{ SessionHost }, { startServer }, { modelCatalog }, clusterModules] = await Promise.all([
+  const [{ SessionHost }, { startServer }, { modelCatalog }, { startTelemetry }, clusterModules] = await Promise.all([
     import('../session/host.js'),
     import('../server/index.js'),
     import('../server/models.js'),
+    import('../telemetry/index.js'),
     cluster ? Promise.all([import('../cluster/node.js'), import('../cluster/host.js')]) : null,
   ]);
+  const telemetry = await startTelemetry({ config, version, ...(cluster && { nodeId: cluster.nodeId }) });
+  if (telemetry.tracing) logger.info({ otlp_endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_ENDPOINT || config.telemetry.otlp_endpoint }, 'exporting traces');
   const node =
     cluster && pgJournal && clusterModules
       ? new clusterModules[0].ClusterNode(pgJournal, { ...cluster, url: cluster.url }, logger)
       : null;
   let host: SessionHost;
   try {
-    host = SessionHost.open({ dataDir, config, logger, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
+    host = SessionHost.open({ dataDir, config, logger, observer: telemetry.observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
@@ -158,6 +161,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       logger,
       health: () => ({ ...hostHealth(host), ...(node && { node_id: node.nodeId, sessions_owned: node.sessionsOwned }) }),
       models: modelCatalog(config.models.default, resolveRoutes(config).values()),
+      metrics: { scrape: () => telemetry.scrape(), public: config.server.metrics_public },
       maxConnections: config.server.max_connections,
       maxUnauthenticated: config.server.max_unauthenticated,
       helloTimeoutMs: config.server.auth_deadline_ms,
@@ -181,6 +185,14 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
     }
     logger.info({ node_id: cluster.nodeId, advertise_url: advertise }, 'joined the cluster');
   }
+
+  const listening = server;
+  telemetry.wire({
+    sessions: () => host.residentStats(),
+    connections: () => listening.connections().length,
+    mcpServers: () => host.mcpStates(),
+    ...(node && { cluster: () => ({ leasesOwned: node.sessionsOwned, takeovers: node.takeovers }) }),
+  });
 
   writeDaemonInfo(dataDir, { url: server.url, pid: process.pid, auth: opts.auth, started_at: Date.now(), version });
   logger.info({ url: `${server.url}/v1`, data_dir: dataDir, auth: opts.auth }, 'listening');
@@ -207,6 +219,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       code = 1;
     }
     await server.close(2000);
+    await flushTraces(telemetry.shutdown(), logger);
     removeDaemonInfo(dataDir);
     clearTimeout(timer);
     logger.info('stopped');
@@ -269,6 +282,19 @@ async function openClusterJournal(cluster: ClusterMode): Promise<import('../jour
     return PgSyncJournal.open({ url: cluster.url, nodeId: cluster.nodeId, applicationName: `agentd:${cluster.nodeId}` });
   } catch (err) {
     throw new StartupError(`cannot open the PostgreSQL journal: ${(err as Error).message}`, 1);
+  }
+}
+
+/** Export the spans still buffered, giving up after a few seconds (an unreachable collector). */
+async function flushTraces(flushing: Promise<void>, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), 3000)));
+  try {
+    if ((await Promise.race([flushing, late])) === 'late') logger.warn('the trace exporter did not finish in 3 s: spans may be lost');
+  } catch (err) {
+    logger.warn({ err }, 'exporting the last spans failed');
+  } finally {
+    clearTimeout(timer);
   }
 }
 

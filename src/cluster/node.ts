@@ -44,6 +44,7 @@ export class ClusterNode implements SessionOwnership {
   /** Monotonic time of the last heartbeat that reached the database (its start). */
   private lastBeatOk = performance.now();
   private stopped = false;
+  private takeoversValue = 0;
   private scanSoon: NodeJS.Immediate | null = null;
 
   constructor(
@@ -71,6 +72,11 @@ export class ClusterNode implements SessionOwnership {
 
   get sessionsOwned(): number {
     return this.journal.leaseCount;
+  }
+
+  /** Unfinished sessions this node took over from nodes that stopped (the takeover scan), since it started. */
+  get takeovers(): number {
+    return this.takeoversValue;
   }
 
   /** Join the cluster: register at `advertiseUrl`, heartbeat, listen, take over orphans. */
@@ -164,7 +170,7 @@ export class ClusterNode implements SessionOwnership {
       const waited = now - first;
       const mine = live[shard(id, live.length)] === this.nodeId;
       if (waited < grace || (!mine && waited < grace + 2 * this.settings.heartbeatMs)) continue;
-      this.take(id);
+      if (this.take(id)) this.takeoversValue++;
     }
     this.orphanSeen.clear();
     for (const [id, t] of seen) if (!this.host.resident(id)) this.orphanSeen.set(id, t);

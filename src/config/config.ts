@@ -5,7 +5,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, utf8Bytes } from '../../protocol/index.js';
+import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, ShellRuleSchema, TokenBudgetSchema, utf8Bytes } from '../../protocol/index.js';
 import { ConfigError } from '../errors.js';
 import { thinkingBudget } from '../model/anthropic_request.js';
 import type { ModelRoute } from '../model/types.js';
@@ -24,6 +24,8 @@ const RouteSchema = z.strictObject({
   max_tokens: z.int().positive().optional(),
   // context: this route's system prompt (docs/context.md), sent verbatim.
   system_prompt: z.string().min(1).optional(),
+  // openai routes (docs/models.md): false sends non-streaming requests (servers without SSE).
+  stream: z.boolean().optional(),
 });
 
 // ---- context block (engineer "context"): system prompt and compaction (docs/context.md, docs/context.md) ----
@@ -65,6 +67,8 @@ const ServerSchema = z
     max_unauthenticated: PositiveInt.max(1_000_000).default(SERVER_DEFAULTS.max_unauthenticated),
     auth_deadline_ms: PositiveInt.max(600_000).default(SERVER_DEFAULTS.auth_deadline_ms),
     hello_max_bytes: z.int().min(1024).max(LIMITS.frameMaxBytes).default(SERVER_DEFAULTS.hello_max_bytes),
+    // obs: GET /metrics without the token (docs/operations.md)
+    metrics_public: z.boolean().default(false),
   })
   .prefault({});
 // ---- end of the server block ----
@@ -78,10 +82,25 @@ const ToolsSchema = z
         env: z.record(z.string().regex(/^[^=\0]+$/, 'variable names must not contain "=" or NUL'), z.string()).default({}),
         /** "minimal" (the allowlist), "all" (the daemon's environment), or the allowlist plus these names. */
         inherit_env: z.union([z.enum(['minimal', 'all']), z.array(z.string().min(1))]).default('minimal'),
+        /** Commands that never wait for approval under `ask` (docs/tools.md "Shell allow rules"). */
+        allow: z.array(ShellRuleSchema).max(LIMITS.shellAllowMaxRules).default([]),
       })
       .prefault({}),
   })
   .prefault({});
+
+// ---- telemetry block (engineer "obs"): OpenTelemetry traces (docs/operations.md) ----
+const TelemetrySchema = z
+  .strictObject({
+    /** OTLP/HTTP endpoint of a collector (e.g. http://localhost:4318); $OTEL_EXPORTER_OTLP_ENDPOINT wins. Absent: no traces. */
+    otlp_endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    /** Put message contents, tool arguments and tool results on spans. */
+    record_content: z.boolean().default(false),
+    /** `service.name` of the spans ($OTEL_SERVICE_NAME wins). */
+    service_name: z.string().min(1).default('agentd'),
+  })
+  .prefault({});
+// ---- end of the telemetry block ----
 
 export const ConfigSchema = z.strictObject({
   models: z
@@ -106,6 +125,8 @@ export const ConfigSchema = z.strictObject({
       max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
       // tools2: how deep subagents may nest (docs/tools.md): a session at this depth gets no delegate
       max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
+      // tools (docs/tools.md): every new session's token budget (input + output tokens); absent: none
+      session_token_budget: TokenBudgetSchema.optional(),
     })
     .prefault({}),
   recovery: z
@@ -144,6 +165,7 @@ export const ConfigSchema = z.strictObject({
   mcp_servers: McpServersSchema,
   system_prompt: SystemPromptSchema.optional(),
   compaction: CompactionSchema,
+  telemetry: TelemetrySchema,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -210,8 +232,10 @@ export function configSystemPrompt(config: Config): string | null {
 function checkAnthropicRoute(route: z.infer<typeof RouteSchema>, where: string): void {
   if (route.provider !== 'anthropic') {
     if (route.max_tokens !== undefined) throw new ConfigError(`${where}.max_tokens: only for provider "anthropic"`);
+    if (route.stream !== undefined && route.provider !== 'openai') throw new ConfigError(`${where}.stream: only for provider "openai"`);
     return;
   }
+  if (route.stream !== undefined) throw new ConfigError(`${where}.stream: only for provider "openai"`);
   for (const effort of route.reasoning_efforts ?? []) {
     try {
       thinkingBudget(effort);
@@ -263,6 +287,7 @@ export function resolveRoutes(config: Config): Map<string, ModelRoute> {
       ...(r.reasoning_efforts !== undefined && { reasoning_efforts: r.reasoning_efforts }),
       ...(r.max_tokens !== undefined && { max_tokens: r.max_tokens }),
       ...(r.system_prompt !== undefined && { system_prompt: r.system_prompt }),
+      ...(r.stream === false && { stream: false as const }),
     });
   }
   return routes;

@@ -42,6 +42,20 @@ export interface BatchWrite {
   transcript: string[];
   /** Message submission ids admitted by this batch. */
   admissions: string[];
+  /**
+   * Messages that joined the queue in this write (admitted by it): each one's entry (JSON
+   * of its text and overrides) is stored once, on its admission row — never in the
+   * checkpoint, which lists only the queue's ids (docs/architecture.md).
+   */
+  queued?: QueuedEntry[];
+  /** Submission ids that left the queue in this write (their turn started): their entries are cleared. */
+  dequeued?: string[];
+}
+
+/** A queued message's stored entry: its submission id and the JSON of `{text, overrides?}`. */
+export interface QueuedEntry {
+  submission_id: string;
+  entry: string;
 }
 
 export interface StoredSession {
@@ -49,6 +63,8 @@ export interface StoredSession {
   createdAt: number;
   headSequence: number;
   checkpoint: string;
+  /** `loadSession` only, when there are some: the entries of the messages waiting in the session's queue. */
+  queued?: QueuedEntry[];
 }
 
 export interface JournalOptions {
@@ -155,6 +171,9 @@ export class Journal implements SessionJournal {
       ),
       insertTranscript: db.prepare('INSERT INTO transcript (session_id, idx, item) VALUES (?, ?, ?)'),
       insertAdmission: db.prepare('INSERT INTO admissions (session_id, submission_id, sequence) VALUES (?, ?, ?)'),
+      setQueued: db.prepare('UPDATE admissions SET queued = ? WHERE session_id = ? AND submission_id = ?'),
+      clearQueued: db.prepare('UPDATE admissions SET queued = NULL WHERE session_id = ? AND submission_id = ?'),
+      loadQueued: db.prepare('SELECT submission_id, queued AS entry FROM admissions WHERE session_id = ? AND queued IS NOT NULL'),
       isAdmitted: db.prepare('SELECT 1 FROM admissions WHERE session_id = ? AND submission_id = ?').pluck(),
       loadSession: db.prepare('SELECT session_id, created_at, head_sequence, checkpoint FROM sessions WHERE session_id = ?'),
       loadTranscript: db.prepare('SELECT item FROM transcript WHERE session_id = ? ORDER BY idx').pluck(),
@@ -183,6 +202,12 @@ export class Journal implements SessionJournal {
         this.stmts.insertTranscript.run(w.sessionId, w.transcriptFrom + i, w.transcript[i]);
       }
       for (const id of w.admissions) this.stmts.insertAdmission.run(w.sessionId, id, head);
+      for (const q of w.queued ?? []) {
+        if (this.stmts.setQueued.run(q.entry, w.sessionId, q.submission_id).changes !== 1) {
+          throw new JournalError(`session ${w.sessionId}: queued message ${q.submission_id} has no admission`);
+        }
+      }
+      for (const id of w.dequeued ?? []) this.stmts.clearQueued.run(w.sessionId, id);
     });
     this.commitManyTx = db.transaction((writes: readonly BatchWrite[], committedAt: number) =>
       writes.map((w) => {
@@ -255,7 +280,9 @@ export class Journal implements SessionJournal {
     const row = this.stmts.loadSession.get(sessionId) as
       | { session_id: string; created_at: number; head_sequence: number; checkpoint: string }
       | undefined;
-    return row ? toStored(row) : null;
+    if (!row) return null;
+    const queued = this.stmts.loadQueued.all(sessionId) as QueuedEntry[];
+    return queued.length > 0 ? { ...toStored(row), queued } : toStored(row);
   }
 
   loadTranscript(sessionId: string): string[] {

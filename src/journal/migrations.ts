@@ -37,6 +37,12 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (session_id, submission_id)
   ) WITHOUT ROWID;
   `,
+  // 2: a queued message's text and overrides, stored once on its admission row until its
+  // turn starts (docs/architecture.md "Queued messages"); the checkpoint lists only ids.
+  `
+  ALTER TABLE admissions ADD COLUMN queued TEXT;
+  CREATE INDEX admissions_queued ON admissions (session_id) WHERE queued IS NOT NULL;
+  `,
 ];
 
 /** The schema version this build writes. */

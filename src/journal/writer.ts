@@ -35,6 +35,18 @@ export interface SharedWriterOptions {
   maxBytes?: number;
   /** A source's `settle` threw (a bug): the other sources are still settled. */
   onError?: (err: unknown) => void;
+  /** Told of every tick's commit once it is over (telemetry's commit histograms). */
+  onCommitted?: (tick: CommitTick) => void;
+}
+
+/** One tick's commit, as telemetry sees it. */
+export interface CommitTick {
+  /** Sessions' writes committed together. */
+  sessions: number;
+  /** Seconds from handing the writes to the journal to its answer. */
+  seconds: number;
+  /** Writes the journal refused. */
+  failed: number;
 }
 
 /** What /healthz shows of the writer. */
@@ -197,15 +209,24 @@ export class SharedWriter {
     }
     const cut = bytes >= maxBytes;
     if (writes.length === 0) return this.next(cut);
+    const committing = performance.now();
     const outcomes = this.store.commitMany(writes);
     if (Array.isArray(outcomes)) {
+      this.committed(outcomes, committing);
       this.settleAll(sources, outcomes, started);
       return this.next(cut);
     }
     this.inFlight = outcomes
       .then(
-        (done) => this.settleAll(sources, done, started),
-        (err: unknown) => this.settleAll(sources, sources.map(() => ({ ok: false, error: asJournalError(err) })), started),
+        (done) => {
+          this.committed(done, committing);
+          this.settleAll(sources, done, started);
+        },
+        (err: unknown) => {
+          const failed = sources.map((): WriteOutcome => ({ ok: false, error: asJournalError(err) }));
+          this.committed(failed, committing);
+          this.settleAll(sources, failed, started);
+        },
       )
       .finally(() => {
         this.inFlight = null;
@@ -218,6 +239,18 @@ export class SharedWriter {
     if (this.waiting.size === 0 || this.inFlight) return;
     if (cut) this.urgent = true;
     this.arm();
+  }
+
+  private committed(outcomes: readonly WriteOutcome[], since: number): void {
+    const report = this.options.onCommitted;
+    if (!report) return;
+    let failed = 0;
+    for (const o of outcomes) if (!o.ok) failed++;
+    try {
+      report({ sessions: outcomes.length, seconds: (performance.now() - since) / 1000, failed });
+    } catch (err) {
+      this.options.onError?.(err);
+    }
   }
 
   private settleAll(sources: WriteSource[], outcomes: WriteOutcome[], started: number): void {

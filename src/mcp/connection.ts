@@ -144,10 +144,10 @@ export class McpConnection {
   }
 
   /**
-   * Call a remote tool. Resolves with the server's result; rejects with McpServerError
+   * Call a remote tool (`meta`: the request's `params._meta`, e.g. a W3C `traceparent`). Resolves with the server's result; rejects with McpServerError
    * ('call_timeout', 'cancelled', 'lost' or 'call_failed').
    */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, meta?: Record<string, string>): Promise<CallToolResult> {
     const timeout = this.config.tool_timeout_ms;
     if (this.lost) throw new McpServerError('lost', this.config.name, 'connection lost');
     const inflight = new AbortController();
@@ -155,7 +155,8 @@ export class McpConnection {
     signal.addEventListener('abort', onAbort, { once: true });
     this.inflight.add(inflight);
     try {
-      return (await this.client.callTool({ name: tool, arguments: args }, undefined, { signal: inflight.signal, timeout })) as CallToolResult;
+      const params = meta ? { name: tool, arguments: args, _meta: meta } : { name: tool, arguments: args };
+      return (await this.client.callTool(params, undefined, { signal: inflight.signal, timeout })) as CallToolResult;
     } catch (err) {
       throw this.callError(err, signal, timeout);
     } finally {

@@ -7,9 +7,9 @@
  */
 import { resolve } from 'node:path';
 import type { McpServerConfig } from './config.js';
-import { DEFAULT_BACKOFF, ServerSlot, type BackoffOptions } from './slot.js';
+import { DEFAULT_BACKOFF, ServerSlot, type BackoffOptions, type SlotState } from './slot.js';
 import { killAllServerGroups } from './groups.js';
-import { McpToolset } from './toolset.js';
+import { McpToolset, type TraceContextOf } from './toolset.js';
 
 export interface McpManagerOptions {
   /** Environment for stdio servers (the shell's minimal environment); each server's `env` is added. */
@@ -19,6 +19,8 @@ export interface McpManagerOptions {
   lingerMs?: number;
   /** Bytes of a call's output kept, like `limits.shell_output_cap_bytes` (default 1 MiB). */
   outputCapBytes?: number;
+  /** The `params._meta` fields of a tool call's request (its trace context, docs/operations.md). */
+  traceContext?: TraceContextOf;
 }
 
 const DEFAULT_LINGER_MS = 60_000;
@@ -65,7 +67,15 @@ export class McpManager {
         for (const e of entries) this.releaseEntry(e);
       },
       this.outputCapBytes,
+      this.options.traceContext,
     );
+  }
+
+  /** The servers' connections (one per server and cwd, or per server over HTTP) by state (telemetry). */
+  states(): Record<SlotState, number> {
+    const counts: Record<SlotState, number> = { idle: 0, starting: 0, ready: 0, failed: 0, closed: 0 };
+    for (const e of this.entries.values()) counts[e.slot.state]++;
+    return counts;
   }
 
   /** End every server (TERM, KILL after 2 s) and refuse new toolsets. */

@@ -62,6 +62,9 @@ interface Listed {
   missing: string[];
 }
 
+/** The `params._meta` fields of a session's tool call (its trace context), if any. */
+export type TraceContextOf = (sessionId: string, callId: string) => Record<string, string> | undefined;
+
 const INTERRUPTED: ToolResult = { status: 'error', output: 'interrupted: the MCP call was cancelled' };
 
 export class McpToolset {
@@ -76,6 +79,7 @@ export class McpToolset {
     private readonly release: () => void,
     /** Bytes of a result's output kept (the rest is cut with a note). */
     private readonly outputCapBytes: number,
+    private readonly traceContext?: TraceContextOf,
   ) {}
 
   /** Whether this session has any MCP server configured (none: `list()` always answers nothing). */
@@ -137,13 +141,13 @@ export class McpToolset {
   private listed(slot: ServerSlot): Listed {
     const cached = this.cache.get(slot);
     if (cached && cached.generation === slot.generation) return cached.listed;
-    const listed = buildTools(slot, slot.current?.tools ?? [], this.outputCapBytes);
+    const listed = buildTools(slot, slot.current?.tools ?? [], this.outputCapBytes, this.traceContext);
     this.cache.set(slot, { generation: slot.generation, listed });
     return listed;
   }
 }
 
-function buildTools(slot: ServerSlot, remote: readonly RemoteTool[], capBytes: number): Listed {
+function buildTools(slot: ServerSlot, remote: readonly RemoteTool[], capBytes: number, traceContext: TraceContextOf | undefined): Listed {
   const { config } = slot;
   const filter = config.tools ? new Set(config.tools) : undefined;
   const offered = remote.filter((t) => (!filter || filter.has(t.name)) && t.execution?.taskSupport !== 'required');
@@ -162,13 +166,20 @@ function buildTools(slot: ServerSlot, remote: readonly RemoteTool[], capBytes: n
         description: def.description ?? def.title ?? `${remoteName} (MCP server "${config.name}")`,
         parameters: def.inputSchema as Record<string, unknown>,
       },
-      run: (args, ctx) => runTool(slot, remoteName, args, ctx, capBytes),
+      run: (args, ctx) => runTool(slot, remoteName, args, ctx, capBytes, traceContext),
     };
   });
   return { tools, dropped, missing };
 }
 
-async function runTool(slot: ServerSlot, remote: string, args: Record<string, unknown>, ctx: ToolContext, capBytes: number): Promise<ToolResult> {
+async function runTool(
+  slot: ServerSlot,
+  remote: string,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  capBytes: number,
+  traceContext: TraceContextOf | undefined,
+): Promise<ToolResult> {
   if (ctx.signal.aborted) return INTERRUPTED;
   const conn = slot.current;
   if (!conn) {
@@ -176,7 +187,8 @@ async function runTool(slot: ServerSlot, remote: string, args: Record<string, un
     return { status: 'error', output: new McpServerError('not_running', slot.config.name, `not running${why}`).message };
   }
   try {
-    return convertResult(await conn.call(remote, args, ctx.signal), capBytes);
+    const meta = traceContext && ctx.sessionId !== undefined && ctx.callId !== undefined ? traceContext(ctx.sessionId, ctx.callId) : undefined;
+    return convertResult(await conn.call(remote, args, ctx.signal, meta), capBytes);
   } catch (err) {
     if (err instanceof McpServerError && err.kind === 'cancelled') return INTERRUPTED;
     return { status: 'error', output: err instanceof Error ? err.message : String(err) };

@@ -13,7 +13,7 @@ import type {
   ThinkingConfigParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import { ModelError, type ContextItem, type ModelRequest, type ToolSpec } from './types.js';
+import { ModelError, RUNTIME_NOTE_PREFIX, type ContextItem, type ModelRequest, type ToolSpec } from './types.js';
 
 /** Output-token limit of a reply when the route sets no `max_tokens`. */
 export const DEFAULT_MAX_TOKENS = 8192;
@@ -28,8 +28,6 @@ export const THINKING_BUDGETS: Readonly<Record<string, number>> = { minimal: 102
 /** The smallest thinking budget the API accepts. */
 const MIN_THINKING_BUDGET = 1024;
 
-/** Prefix of a runtime note (ContextItem role `system`) sent inside a user turn. */
-export const RUNTIME_NOTE_PREFIX = '[runtime note] ';
 
 const EPHEMERAL: CacheControlEphemeral = { type: 'ephemeral' };
 

@@ -15,14 +15,19 @@
  *   truncated calls are dropped and `finish: length` lets the turn continue the reply.
  * - `reasoning_content` (or `reasoning`) deltas are yielded as `reasoning_delta`; usage
  *   carries `cached_input_tokens` / `reasoning_tokens` when the server reports them.
- * - `request.system` is sent as one system message, first. A context-length error
+ * - `request.system` is sent as the one system message, first; the runtime's notes
+ *   (ContextItem role `system`) go as `user` messages marked `[runtime note]`. A context-length error
  *   (`context_length_exceeded`, HTTP 413) is `ModelError('context_overflow')`.
+ * - A route with `stream: false` sends a non-streaming request; a server that answers a
+ *   streaming request with one JSON body (`application/json`) is understood the same way.
  * - An aborted `request.signal` always ends the stream with `ModelError('aborted')`.
  * - Idle timeouts, length continuation, doom loops and step limits are the turn's job.
  */
 import OpenAI, { APIConnectionError, APIError } from 'openai';
 import type {
+  ChatCompletion,
   ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
@@ -33,7 +38,7 @@ import { httpFetch } from './http_fetch.js';
 import { sseData } from './sse.js';
 import { withRetries, type Failure, type RetryOptions } from './retry.js';
 import { completeCall, type PartialCall } from './tool_calls.js';
-import { ModelError, type ContextItem, type ModelChunk, type ModelClient, type ModelRequest, type ToolSpec } from './types.js';
+import { ModelError, RUNTIME_NOTE_PREFIX, type ContextItem, type ModelChunk, type ModelClient, type ModelRequest, type ToolSpec } from './types.js';
 
 /** Options of {@link createOpenAIClient}; the defaults suit production use. */
 export interface OpenAIClientOptions extends RetryOptions {
@@ -67,9 +72,14 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient 
       const body = buildBody(request);
       async function* attempt(): AsyncIterable<ModelChunk> {
         // The SDK makes the request and maps HTTP errors; the stream is read here (sse.ts).
-        const response = await client.chat.completions.create(body, { signal }).asResponse();
+        const response = await client.chat.completions.create(body as ChatCompletionCreateParamsStreaming, { signal }).asResponse();
         const acc = new ReplyAccumulator();
-        for await (const chunk of sseData(response, apiErrorOf)) yield* acc.push(chunk as ChatCompletionChunk);
+        if (!body.stream || isJsonBody(response)) {
+          // One JSON body: a non-streaming completion (asked for, or a server's own choice).
+          yield* acc.push(chunkOfCompletion(await completionOf(response)));
+        } else {
+          for await (const chunk of sseData(response, apiErrorOf)) yield* acc.push(chunk as ChatCompletionChunk);
+        }
         if (signal.aborted) return;
         yield* acc.finish();
       }
@@ -78,13 +88,13 @@ export function createOpenAIClient(opts: OpenAIClientOptions = {}): ModelClient 
   };
 }
 
-/** The Chat Completions request body for a ModelRequest. */
-function buildBody(request: ModelRequest): ChatCompletionCreateParamsStreaming {
+/** The Chat Completions request body for a ModelRequest (streaming unless the route says `stream: false`). */
+function buildBody(request: ModelRequest): ChatCompletionCreateParamsStreaming | ChatCompletionCreateParamsNonStreaming {
+  const streaming = request.route.stream !== false;
   return {
     model: request.route.model,
     messages: [...(request.system ? [{ role: 'system' as const, content: request.system }] : []), ...request.context.map(toMessage)],
-    stream: true,
-    stream_options: { include_usage: true },
+    ...(streaming ? { stream: true as const, stream_options: { include_usage: true } } : { stream: false as const }),
     ...(request.tools.length > 0 && { tools: request.tools.map(toTool) }),
     ...(request.reasoning_effort && { reasoning_effort: request.reasoning_effort as ReasoningEffort }),
   };
@@ -95,7 +105,8 @@ function toMessage(item: ContextItem): ChatCompletionMessageParam {
     case 'user':
       return { role: 'user', content: item.text };
     case 'system':
-      return { role: 'system', content: item.text };
+      // Only the system prompt has system authority: a runtime note is a marked user message.
+      return { role: 'user', content: RUNTIME_NOTE_PREFIX + item.text };
     case 'tool':
       return { role: 'tool', tool_call_id: item.call_id, content: item.output };
     case 'assistant': {
@@ -194,6 +205,42 @@ class ReplyAccumulator {
     out.push({ type: 'finish', reason: mapped });
     return out;
   }
+}
+
+/** True when the server answered with one JSON document instead of an event stream. */
+function isJsonBody(response: Response): boolean {
+  return (response.headers.get('content-type') ?? '').toLowerCase().includes('application/json');
+}
+
+/** The completion of a JSON body; an `error` object in it throws as a streamed error would. */
+async function completionOf(response: Response): Promise<ChatCompletion> {
+  const data = JSON.parse(await response.text()) as (ChatCompletion & { error?: unknown; message?: unknown }) | null;
+  if (!data || typeof data !== 'object') throw new SyntaxError('the response body is not a JSON object');
+  if (data.error) throw apiErrorOf(data, null);
+  return data;
+}
+
+/** A whole completion as one chunk, so the accumulator treats both forms alike. */
+function chunkOfCompletion(c: ChatCompletion): ChatCompletionChunk {
+  const choice = (c.choices ?? []).find((ch) => (ch.index ?? 0) === 0);
+  const message = choice?.message;
+  const delta: ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown } = {};
+  if (typeof message?.content === 'string') delta.content = message.content;
+  const m = message as { reasoning_content?: unknown; reasoning?: unknown } | undefined;
+  if (m?.reasoning_content !== undefined) delta.reasoning_content = m.reasoning_content;
+  if (m?.reasoning !== undefined) delta.reasoning = m.reasoning;
+  const calls = (message?.tool_calls ?? []).filter((t) => t.type === 'function');
+  if (calls.length > 0) {
+    delta.tool_calls = calls.map((t, index) => ({ index, id: t.id, type: 'function' as const, function: { name: t.function.name, arguments: t.function.arguments } }));
+  }
+  return {
+    id: c.id,
+    object: 'chat.completion.chunk',
+    created: c.created,
+    model: c.model,
+    choices: choice ? [{ index: 0, delta, finish_reason: choice.finish_reason, logprobs: null }] : [],
+    ...(c.usage && { usage: c.usage }),
+  };
 }
 
 /** An error object sent inside the stream, as the SDK's own stream reader would throw it. */

@@ -41,6 +41,13 @@ export type ContextItem =
  */
 export const SUMMARIZE_MARKER = '[agentd:summarize]';
 
+/**
+ * Prefix of a runtime note (ContextItem role `system`: restart, length, journal pause,
+ * compaction summary) sent as a `user` message: only the system prompt has system
+ * authority, and model-written text never gains it.
+ */
+export const RUNTIME_NOTE_PREFIX = '[runtime note] ';
+
 /** What a tool looks like to the model (function-calling format). */
 export interface ToolSpec {
   name: string;
@@ -62,6 +69,8 @@ export interface ModelRoute {
   max_tokens?: number;
   /** The route's system prompt (docs/context.md): used when the session has none of its own. */
   system_prompt?: string;
+  /** OpenAI-compatible routes: `false` sends non-streaming requests (absent: streaming). */
+  stream?: false;
 }
 
 export interface ModelRequest {
@@ -75,6 +84,8 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Told before the provider waits `ms` to retry (the caller's idle timeout pauses meanwhile). */
   onBackoff?: (ms: number) => void;
+  /** The session the call is for (telemetry: the trace it belongs to, docs/operations.md); providers ignore it. */
+  session_id?: string;
 }
 
 /** A piece of a streamed model reply. */

@@ -15,6 +15,7 @@ import type { ClientConnection, ConnectionOptions, ServerStats } from './connect
 import { dispatchFrame } from './handlers.js';
 import { healthReport } from './health.js';
 import { httpHandler, pathOf, type Admit, type HttpRoute } from './http.js';
+import { metricsRoute, type MetricsEndpoint } from './metrics.js';
 import type { ModelCatalog } from './models.js';
 import { ConnectionRegistry } from './registry.js';
 import { checkRequest } from './request-guard.js';
@@ -56,6 +57,8 @@ export interface ServerOptions {
   health?: () => Record<string, unknown>;
   /** More HTTP routes, behind the same admission as every request. */
   routes?: readonly HttpRoute[];
+  /** GET /metrics (docs/operations.md): the Prometheus text, for the token or for anyone when public. */
+  metrics?: MetricsEndpoint;
   /** What `list_models` answers (the configured routes). */
   models?: ModelCatalog;
   /** Directory of the built web UI (default: dist/web of this package); null serves none. */
@@ -126,7 +129,11 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
   // upgraded socket has no idle timeout (ws clears it).
   const http: Server = createServer(
     { headersTimeout: authDeadlineMs, requestTimeout: Math.max(30_000, authDeadlineMs), connectionsCheckingInterval: 1000 },
-    httpHandler(admit, health, [...(options.routes ?? []), ...webRoutes(options.webRoot)]),
+    httpHandler(admit, health, [
+      ...(options.metrics ? [metricsRoute(options.metrics, options.token)] : []),
+      ...(options.routes ?? []),
+      ...webRoutes(options.webRoot),
+    ]),
   );
   http.setTimeout(authDeadlineMs);
   http.on('connection', (socket: Socket) => registry.addSocket(socket));

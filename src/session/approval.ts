@@ -5,6 +5,8 @@
 import type { ApprovalDecision } from '../../protocol/index.js';
 import type { SessionDeps } from './deps.js';
 import type { SessionState } from './state.js';
+import type { ToolCallRequest } from '../model/types.js';
+import { shellCommandAllowed, shellCommandOf } from '../tools/shell_allow.js';
 import { callKey } from './tool_args.js';
 import type { Tx } from './tx.js';
 
@@ -15,7 +17,26 @@ export function currentCallNeedsApproval(state: SessionState, deps: SessionDeps)
   // The mode the tool was offered with (an MCP server's `approval`), else the built-in's.
   const mode = current.approval ?? (deps.tools.get(current.call.tool)?.needsApproval ? 'session' : 'auto');
   if (mode === 'auto' || (mode === 'session' && state.approval_policy !== 'ask')) return false;
-  return !state.approved_for_session.includes(callKey(current.call));
+  if (isBuiltinShell(current.call.tool, deps)) {
+    const command = shellCommandOf(current.call.arguments);
+    if (command !== null && shellCommandAllowed(command, [...deps.config.tools.shell.allow, ...(state.shell_allow ?? [])])) return false;
+  }
+  const approved = state.approved_for_session;
+  return !approved.includes(approvalKey(current.call, deps)) && !approved.includes(callKey(current.call));
+}
+
+/** The built-in `shell` tool (an MCP tool cannot take a built-in's name: toolbox.ts). */
+function isBuiltinShell(tool: string, deps: SessionDeps): boolean {
+  return tool === 'shell' && deps.tools.has('shell');
+}
+
+/**
+ * What `approve_for_session` remembers: for the built-in shell, the exact command (its
+ * other arguments may differ); for other tools, the tool and identical arguments.
+ */
+function approvalKey(call: ToolCallRequest, deps: SessionDeps): string {
+  const command = isBuiltinShell(call.tool, deps) ? shellCommandOf(call.arguments) : null;
+  return command !== null ? `shell\u0000command\u0000${command}` : callKey(call);
 }
 
 /** Ask for approval of the current call. */
@@ -40,6 +61,7 @@ export function requestApproval(tx: Tx, deps: SessionDeps): void {
  */
 export function resolveApproval(
   tx: Tx,
+  deps: SessionDeps,
   decision: ApprovalDecision,
   submissionId: string,
 ): void {
@@ -50,7 +72,7 @@ export function resolveApproval(
   tx.setTurn({ approval: null });
   if (decision === 'abort' || decision === 'deny' || !current) return;
   if (decision === 'approve_for_session') {
-    tx.set({ approved_for_session: [...tx.state.approved_for_session, callKey(current.call)] });
+    tx.set({ approved_for_session: [...tx.state.approved_for_session, approvalKey(current.call, deps)] });
   }
   tx.setTurn({ calls: [{ ...current, approved: true }, ...rest] });
 }

@@ -5,6 +5,7 @@
  * guards for machine.ts; pure like the rest of the chart (guards read context and event).
  */
 import type { SessionContext, SessionEvent } from './chart_types.js';
+import { budgetSpent } from './budget.js';
 import { contextGuards } from './chart_context.js';
 
 /**
@@ -12,6 +13,8 @@ import { contextGuards } from './chart_context.js';
  * compaction-only turn, fail a call that cannot fit, else sample. Targets are turn's states.
  */
 export const BEFORE_MODEL_CALL = [
+  // A summary is a model call too: the budget is checked before either (docs/tools.md).
+  { guard: 'budgetSpent', target: '#session.draining', actions: 'failBudget' },
   { guard: 'compactionDue', target: 'compacting', actions: 'beginCompaction' },
   { guard: 'compactOnlyDone', target: '#session.draining', actions: 'complete' },
   { guard: 'contextExceeded', target: '#session.draining', actions: 'failContextExceeded' },
@@ -49,10 +52,13 @@ const hasSteer = ({ context }: GuardArgs) => (context.state.turn?.steer.length ?
 const maxStepsReached = ({ context }: GuardArgs) =>
   (context.state.turn?.model_calls ?? 0) >= context.deps.config.limits.max_model_steps;
 
+const budgetIsSpent = ({ context }: GuardArgs) => budgetSpent(context.state);
+
 /** The guards of PAST_STEP_BOUNDARY, by name. */
 const pastBoundary = {
   maxStepsReached,
   hasSteer,
+  budgetSpent: budgetIsSpent,
   compactionDue: contextGuards.compactionDue,
   compactOnlyDone: contextGuards.compactOnlyDone,
   contextExceeded: contextGuards.contextExceeded,
@@ -62,6 +68,7 @@ export const boundaryGuards = {
   noCalls,
   hasSteer,
   maxStepsReached,
+  budgetSpent: budgetIsSpent,
   /**
    * No call left, and the tool result this macrostep started from came with nothing waiting
    * in the inbox — and the guard of PAST_STEP_BOUNDARY named by `also`, if any, holds.

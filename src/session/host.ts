@@ -18,13 +18,14 @@ import { shellEnvPolicy, toolEnv } from '../tools/env.js';
 import { createTools, type Toolset } from '../tools/index.js';
 import type { CommittedBatch, ListOptions, SessionHostApi } from './api.js';
 import type { OtherSession, SessionDeps } from './deps.js';
+import type { ResidentSessionStats, SessionObserver } from './observer.js';
 import type { FaultCause } from './chart_types.js';
 import { Session, type SessionHostHooks } from './session.js';
 import { HostSubagents } from './subagent_host.js';
 import type { ToolboxFactory } from './session_ports.js';
 import { baseTokens } from './context.js';
-import { lacksContext, newSessionState, parseCheckpoint, type SessionState } from './state.js';
-import { nanoid, sharedDeps, toolboxFactory } from './host_wiring.js';
+import { lacksContext, newSessionState, parseCheckpoint, withQueuedTexts, type SessionState } from './state.js';
+import { nanoid, observedModels, residentStats, sharedDeps, toolboxFactory } from './host_wiring.js';
 import { listPage, otherSession } from './host_reads.js';
 import { systemPromptFor } from './system_prompt.js';
 import { cwdOf, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
@@ -40,6 +41,8 @@ export interface SessionHostOptions {
   journal?: SessionJournal;
   /** Cluster mode: who may run which session (leases). Without it every session is this host's. */
   ownership?: SessionOwnership;
+  /** Telemetry (docs/operations.md): sees every committed batch, wraps the model clients. */
+  observer?: SessionObserver;
 }
 
 /**
@@ -93,6 +96,7 @@ export class SessionHost implements SessionHostApi {
     this.writer = new SharedWriter(this.journal, {
       tickMs: options.config.journal.group_commit_ms,
       onError: (err) => options.logger?.error({ err }, 'settling a committed write failed'),
+      ...(options.observer?.commitTick && { onCommitted: options.observer.commitTick.bind(options.observer) }),
     });
     this.routes = resolveRoutes(options.config);
     this.toolset = createTools(options.config, { dataDir: options.dataDir });
@@ -101,6 +105,7 @@ export class SessionHost implements SessionHostApi {
     this.mcp = new McpManager(options.config.mcp_servers, {
       baseEnv: toolEnv(shellEnvPolicy(options.config)),
       outputCapBytes: options.config.limits.shell_output_cap_bytes,
+      ...(options.observer?.traceContext && { traceContext: options.observer.traceContext.bind(options.observer) }),
     });
     this.subagents = new HostSubagents({
       createChild: (config, child) => this.create(config, child),
@@ -109,13 +114,16 @@ export class SessionHost implements SessionHostApi {
       readAfter: (id, after, limit) => this.journal.readAfter(id, after, limit),
       closing: () => this.closed,
     });
-    this.deps = sharedDeps(options.config, this.routes, this.toolset, options.modelClient ?? createModelClient);
+    this.deps = sharedDeps(options.config, this.routes, this.toolset, observedModels(options.modelClient ?? createModelClient, options.observer));
     this.toolbox = toolboxFactory(this.toolset, this.subagents, options.config.limits.max_subagent_depth);
     this.hooks = {
       childApproval: (s) => this.subagents.childApproval(s),
       lookupSession: (other) => this.lookup(other),
       onFault: (session, cause, hydratedAfter) => this.faulted(session, cause, hydratedAfter),
-      onCommit: (session) => this.touch(session),
+      onCommit: (session, batch) => {
+        this.touch(session);
+        options.observer?.committed(batch);
+      },
       onFenced: (session) => {
         if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
         this.options.ownership?.fenced(session.id);
@@ -231,6 +239,8 @@ export class SessionHost implements SessionHostApi {
       ...(child && { parent: child.parent, depth: child.depth }),
       system_prompt: systemPrompt,
       base_tokens: base,
+      ...(config.shell_allow && { shell_allow: config.shell_allow }),
+      token_budget: config.token_budget ?? cfg.limits.session_token_budget ?? null,
     });
     const configured = new Tx(state).emit({
       type: 'session_configured',
@@ -278,7 +288,7 @@ export class SessionHost implements SessionHostApi {
     }
     let state: SessionState;
     try {
-      state = parseCheckpoint(stored.checkpoint);
+      state = withQueuedTexts(parseCheckpoint(stored.checkpoint), stored.queued);
     } catch (err) {
       throw new AgentdError('internal', `session ${sessionId} cannot be loaded: its checkpoint is unreadable (${(err as Error).message})`);
     }
@@ -303,6 +313,16 @@ export class SessionHost implements SessionHostApi {
 
   isResident(sessionId: string): boolean {
     return this.sessions.has(sessionId);
+  }
+
+  /** Resident sessions by status and pending approvals (telemetry, at scrape time). */
+  residentStats(): ResidentSessionStats {
+    return residentStats(this.sessions.values());
+  }
+
+  /** The MCP servers' connections by state (telemetry). */
+  mcpStates(): Record<string, number> {
+    return this.mcp.states();
   }
 
   /** The journal's side of /healthz: the shared writer's ticks and the WAL checkpoints (`behind` when they cannot keep up). */

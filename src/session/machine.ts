@@ -25,7 +25,7 @@ import { contextActions, contextGuards } from './chart_context.js';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
 import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
 import type { SessionContext, SessionEffect, SessionEvent, SessionInput } from './chart_types.js';
-import { journalFailureNote, LENGTH_CONTINUATION_NOTE, modelStepInput, RESTART_NOTE } from './model_request.js';
+import { journalFailureNote, modelStepInput, RESTART_NOTE } from './model_request.js';
 import { modelStep } from './model_step.js';
 import { compactStep, compactStepInput, takeRequestedCompaction } from './compaction.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
@@ -40,6 +40,7 @@ import {
 } from './turn.js';
 import { DELEGATE_TOOL } from './subagent.js';
 import { BEFORE_MODEL_CALL, boundaryGuards, PAST_CLEAR_STEP_BOUNDARY, PAST_STEP_BOUNDARY } from './chart_boundary.js';
+import { failBudget } from './budget.js';
 
 export const sessionMachine = setup({
   types: {
@@ -74,9 +75,8 @@ export const sessionMachine = setup({
     },
     stepFailed: ({ context }) => context.stepFailure !== null,
     hasCalls: ({ context }) => (context.state.turn?.calls.length ?? 0) > 0,
-    lengthContinuation: ({ context }) =>
-      context.stepFinish === 'length' &&
-      (context.state.turn?.output_recoveries ?? 0) < context.deps.config.limits.max_output_recovery_attempts,
+    // endModelStep decided it (the reply waits in `reply_prefix` while it is continued).
+    lengthContinuation: ({ context }) => context.stepFinish === 'length' && context.state.turn?.reply_prefix !== undefined,
     ...boundaryGuards,
     callRefused: ({ context }) => context.state.turn?.calls[0]?.refused !== undefined,
     needsApproval: ({ context }) => currentCallNeedsApproval(context.state, context.deps),
@@ -140,30 +140,31 @@ export const sessionMachine = setup({
       if (ctx.stepFailure) failTurn(tx, ctx.stepFailure.code, ctx.stepFailure.message);
     }),
     failModel: change((tx, ctx, event: Ev<'model.failed'>) => failTurn(tx, event.code, event.message, ctx.stepText)),
+    failBudget: change((tx) => failBudget(tx)),
     failMaxSteps: change((tx, ctx) =>
       failTurn(tx, 'max_model_steps_exceeded', `the turn reached max_model_steps (${ctx.deps.config.limits.max_model_steps})`),
     ),
+    // The continuation call sees the reply so far and the note (model_request.ts), not the transcript.
     continueLength: change((tx) => {
       tx.setTurn({ output_recoveries: tx.turn.output_recoveries + 1 });
-      tx.append({ role: 'system', text: LENGTH_CONTINUATION_NOTE });
     }),
     complete: change((tx) => completeTurn(tx)),
     refuseCall: change((tx) => finishCall(tx, { status: 'error', output: tx.turn.calls[0]!.refused! })),
     requestApproval: change((tx, ctx) => requestApproval(tx, ctx.deps)),
-    approve: change((tx, _ctx, event) => {
+    approve: change((tx, ctx, event) => {
       const o = op(event);
-      if (o.type === 'exec_approval') resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      if (o.type === 'exec_approval') resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
     }),
-    deny: change((tx, _ctx, event) => {
+    deny: change((tx, ctx, event) => {
       const o = op(event);
       if (o.type !== 'exec_approval') return;
-      resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
       finishCall(tx, { status: 'denied', output: 'the user denied this tool call' });
     }),
-    abort: change((tx, _ctx, event) => {
+    abort: change((tx, ctx, event) => {
       const o = op(event);
       if (o.type !== 'exec_approval') return;
-      resolveApproval(tx, o.decision, sub(event).item.submission.id);
+      resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
       interruptTurn(tx, 'interrupted', '', { submission_id: sub(event).item.submission.id });
     }),
     markStarted: change((tx) => {
@@ -358,7 +359,7 @@ export const sessionMachine = setup({
             src: 'toolRun',
             input: ({ context }): ToolRunInput => {
               const call = context.state.turn!.calls[0]!.call;
-              return { call, ports: context.ports, cwd: context.state.cwd };
+              return { call, ports: context.ports, cwd: context.state.cwd, sessionId: context.state.session_id };
             },
           },
           on: {

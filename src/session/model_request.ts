@@ -2,7 +2,7 @@
  * What the model is sent: the request of one model call (route, effort, context, tools)
  * and the runtime's notes to the model. Kept out of the statechart.
  */
-import { ModelError, type ModelClient, type ModelRequest, type ModelRoute } from '../model/types.js';
+import { ModelError, type ContextItem, type ModelClient, type ModelRequest, type ModelRoute } from '../model/types.js';
 import type { SessionDeps, SessionPorts } from './deps.js';
 import type { ModelStepInput } from './model_step.js';
 import { callRoute } from './routing.js';
@@ -14,6 +14,15 @@ export const RESTART_NOTE = 'the daemon restarted while this tool call was runni
 
 /** Told to the model when its reply was cut off by the output length limit. */
 export const LENGTH_CONTINUATION_NOTE = 'Your reply was cut off by the output length limit. Continue exactly where it stopped.';
+
+/**
+ * The context of a continuation after a length stop: the reply so far and the note asking
+ * to continue it (neither is in the transcript: the whole reply goes there once it ends).
+ */
+export function withReplySoFar(context: ContextItem[], replySoFar: string | undefined): ContextItem[] {
+  if (replySoFar === undefined) return context;
+  return [...context, { role: 'assistant', text: replySoFar }, { role: 'system', text: LENGTH_CONTINUATION_NOTE }];
+}
 
 /** The result given to a tool call that was running when the journal stopped accepting commits. */
 export function journalFailureNote(message: string): string {
@@ -49,6 +58,7 @@ function requestWithoutTools(
     reasoning_effort: route.reasoning_effort,
     system: sessionSystemPrompt(state, deps, resolved),
     context,
+    session_id: state.session_id,
   };
 }
 
@@ -73,7 +83,7 @@ export function modelStepInput(state: SessionState, deps: SessionDeps, ports: Se
         state,
         deps,
         { name: call.route, resolved: call.resolved, reasoning_effort: call.reasoning_effort },
-        ports.modelContext(),
+        withReplySoFar(ports.modelContext(), state.turn?.reply_prefix),
       ),
     tools: () => ports.offerTools(),
     idleTimeoutMs: deps.config.limits.model_idle_timeout_ms,

@@ -4,6 +4,7 @@
  * that do not apply.
  */
 import { LIMITS, type CapabilityCommandOp, type ResumeSessionOp, type SetModelOp } from '../../protocol/index.js';
+import { parseBudget, tokensSpent } from './budget.js';
 import { requestCompaction } from './compaction.js';
 import type { OtherSession, SessionDeps, ToolListing } from './deps.js';
 import { callRoute, effortProblem } from './routing.js';
@@ -67,6 +68,8 @@ export function capabilityCommand(
               compaction_failures: s.context.compaction_failures,
             },
             system_prompt_bytes: s.system_prompt === null ? 0 : Buffer.byteLength(s.system_prompt, 'utf8'),
+            token_budget: s.token_budget ?? null,
+            tokens_used: tokensSpent(s),
           },
         },
         tags,
@@ -88,8 +91,21 @@ export function capabilityCommand(
     case 'compact':
       requestCompaction(tx, submissionId);
       return;
+    case 'budget': {
+      const parsed = parseBudget(op.arguments, op.input);
+      if ('problem' in parsed) {
+        tx.emit({ type: 'warning', message: parsed.problem }, tags);
+        return;
+      }
+      tx.set({ token_budget: parsed.tokens });
+      tx.emit(
+        { type: 'capability_output', capability: 'session', command: 'budget', output: { token_budget: parsed.tokens, tokens_used: tokensSpent(tx.state) } },
+        tags,
+      );
+      return;
+    }
     default:
-      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools, compact)` }, tags);
+      tx.emit({ type: 'warning', message: `unknown command "${op.command}" for capability "session" (commands: status, title, tools, compact, budget)` }, tags);
   }
 }
 

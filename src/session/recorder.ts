@@ -13,7 +13,7 @@ import { encodeEventList } from '../../protocol/index.js';
 import type { BatchWrite, CommittedBatch, StoredSession, WriteOutcome } from '../journal/journal.js';
 import type { SharedWriter, WriteSource } from '../journal/writer.js';
 import { MAX_BATCH_EVENTS_BYTES } from './event_fit.js';
-import { isUnfinished, type SessionState } from './state.js';
+import { isUnfinished, type QueuedMessage, type SessionState } from './state.js';
 import type { Transcript } from './transcript.js';
 import type { Change, PendingAdmission } from './tx.js';
 
@@ -179,6 +179,7 @@ export class Recorder implements WriteSource {
       transcriptFrom: transcript.committedLength,
       transcript: transcript.uncommitted(),
       admissions: admissions.map((a) => a.submission_id),
+      ...queueChanges(this.committedState.queue, this.latest.queue),
       ...(this.createdAt !== undefined && { createdAt: this.createdAt }),
     };
     this.taken = { write, state: this.latest, transcriptLength: transcript.length, admissions, waiters };
@@ -221,7 +222,10 @@ export class Recorder implements WriteSource {
     const lastIngress = this.options.lastIngress();
     const c = this.checkpointCache;
     if (c && c.state === state && c.transcriptLength === transcriptLength && c.lastIngress === lastIngress) return c.json;
-    const json = JSON.stringify({ ...state, transcript_length: transcriptLength, last_ingress_seq: lastIngress });
+    // The queue's texts are stored once, on their admission rows (queueChanges): the
+    // checkpoint lists the queue's ids, so its size does not grow with their texts.
+    const queue = state.queue.length === 0 ? state.queue : state.queue.map(queueRef);
+    const json = JSON.stringify({ ...state, queue, transcript_length: transcriptLength, last_ingress_seq: lastIngress });
     this.checkpointCache = { state, transcriptLength, lastIngress, json };
     return json;
   }
@@ -260,6 +264,23 @@ export class Recorder implements WriteSource {
       if (cb) queueMicrotask(() => cb(`message ${a.submission_id} was not accepted: ${reason}`));
     }
   }
+}
+
+/** A queued message as the checkpoint lists it: its id (the text is on its admission row). */
+function queueRef(q: QueuedMessage): Pick<QueuedMessage, 'submission_id'> {
+  return { submission_id: q.submission_id };
+}
+
+/** What a write stores and clears of the queue's entries: messages that joined it, and those that left it. */
+function queueChanges(before: readonly QueuedMessage[], after: readonly QueuedMessage[]): Pick<BatchWrite, 'queued' | 'dequeued'> {
+  if (before === after) return {};
+  const old = new Set(before.map((q) => q.submission_id));
+  const now = new Set(after.map((q) => q.submission_id));
+  const queued = after
+    .filter((q) => !old.has(q.submission_id))
+    .map((q) => ({ submission_id: q.submission_id, entry: JSON.stringify({ text: q.text, ...(q.overrides && { overrides: q.overrides }) }) }));
+  const dequeued = before.filter((q) => !now.has(q.submission_id)).map((q) => q.submission_id);
+  return { ...(queued.length > 0 && { queued }), ...(dequeued.length > 0 && { dequeued }) };
 }
 
 /**

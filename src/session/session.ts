@@ -64,8 +64,8 @@ export interface SessionHostHooks {
   onFault?(session: Session, cause: FaultCause, hydratedAfter: FaultCause | null): void;
   /** Cluster mode: a commit found this node's lease gone; the session stopped at once. */
   onFenced?(session: Session): void;
-  /** Called after every commit (the host uses it to track activity); not a subscriber. */
-  onCommit?(session: Session): void;
+  /** Called after every commit, once per batch (activity, telemetry); not a subscriber. */
+  onCommit?(session: Session, batch: CommittedBatch): void;
 }
 
 const NO_LISTENERS: ReadonlySet<never> = new Set();
@@ -111,7 +111,7 @@ export class Session implements SessionHandle {
       hooks: {
         committed: (batch) => {
           this.failures = 0;
-          options.host.onCommit?.(this);
+          options.host.onCommit?.(this, batch);
           for (const l of this.listeners ?? NO_LISTENERS) {
             try {
               l(batch);

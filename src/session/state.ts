@@ -67,10 +67,19 @@ export interface ActiveTurn {
   approval: ExecApprovalRequestMsg | null;
   /** Steer texts admitted but not yet given to the model. */
   steer: string[];
-  /** Keys (tool + arguments) of the latest tool calls in a row, for doom-loop detection. */
+  /** Keys (tool + arguments) of the previous model step's tool calls, for doom-loop detection. */
   recent_calls: string[];
+  /** How many consecutive steps each of `recent_calls` was called in (same order; absent: 1 each). */
+  recent_streaks?: number[];
   /** Length-finish continuations used for the current reply. */
   output_recoveries: number;
+  /**
+   * The reply so far while it is being continued after a length stop (docs/models.md): not
+   * yet in the transcript or an `agent_message`; the continuation call sees it.
+   */
+  reply_prefix?: string;
+  /** `length` when the turn's last reply was still cut off after the last continuation. */
+  stop_reason?: 'length';
   /** Restart recoveries of this turn so far. */
   recovery_attempts: number;
   // ---- context (all optional: checkpoints written before they existed lack them) ----
@@ -114,6 +123,10 @@ export interface SessionState {
   context: ContextAccount;
   /** A `session compact` received between turns (its submission id): the next turn compacts first. */
   compaction_requested?: string | null;
+  /** Shell commands that never wait for approval under `ask` (`create_session.config.shell_allow`). */
+  shell_allow?: string[];
+  /** Input + output tokens the session may spend (docs/tools.md); null or absent: no budget. */
+  token_budget?: number | null;
 }
 
 /** A subagent's pending approval, as its parent's descriptor shows it. */
@@ -157,6 +170,8 @@ export function newSessionState(fields: {
   system_prompt?: string | null;
   /** Estimated tokens of an empty context (system prompt and tool specs). */
   base_tokens?: number;
+  shell_allow?: string[];
+  token_budget?: number | null;
 }): SessionState {
   return {
     version: CHECKPOINT_VERSION,
@@ -177,6 +192,8 @@ export function newSessionState(fields: {
     ...(fields.depth && { depth: fields.depth }),
     system_prompt: fields.system_prompt ?? null,
     context: { ...EMPTY_CONTEXT, estimated_tokens: fields.base_tokens ?? 0 },
+    ...(fields.shell_allow && fields.shell_allow.length > 0 && { shell_allow: fields.shell_allow }),
+    token_budget: fields.token_budget ?? null,
   };
 }
 
@@ -233,7 +250,26 @@ export function toDescriptor(
     parent_call_id: state.parent?.call_id ?? null,
     pending_child_approval: pendingChildApproval,
     context: { estimated_tokens: state.context?.estimated_tokens ?? 0, context_window: state.model.context_window },
+    token_budget: state.token_budget ?? null,
   };
+}
+
+/**
+ * The queue's texts from their stored entries (a checkpoint lists only the queue's ids;
+ * one written before that holds the texts itself and is returned as it is). Throws when a
+ * queued message's entry is missing.
+ */
+export function withQueuedTexts(state: SessionState, entries: ReadonlyArray<{ submission_id: string; entry: string }> = []): SessionState {
+  if (state.queue.every((q) => typeof q.text === 'string')) return state;
+  const byId = new Map(entries.map((e) => [e.submission_id, e.entry]));
+  const queue = state.queue.map((q) => {
+    if (typeof q.text === 'string') return q;
+    const entry = byId.get(q.submission_id);
+    if (entry === undefined) throw new Error(`queued message ${q.submission_id} has no stored text`);
+    const { text, overrides } = JSON.parse(entry) as Pick<QueuedMessage, 'text' | 'overrides'>;
+    return { submission_id: q.submission_id, text, ...(overrides && { overrides }) };
+  });
+  return { ...state, queue };
 }
 
 /** Parse a stored checkpoint; throws with a clear message when it is not one. */

@@ -15,6 +15,8 @@ import type { Tx } from './tx.js';
 export interface ToolRunInput {
   call: ToolCallRequest;
   cwd: string;
+  /** The session's id (given to the tool: MCP requests carry the call's trace context). */
+  sessionId?: string;
   /**
    * The session's ports: `tool` finds the tool the call names (built-in, delegate or MCP)
    * when it runs; `commitStart` commits the "started" checkpoint before anything runs (no
@@ -58,6 +60,7 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
         output.push({ stream, chunk });
       },
       callId: input.call.call_id,
+      ...(input.sessionId !== undefined && { sessionId: input.sessionId }),
       onSubagent(child_session_id) {
         if (!controller.signal.aborted) sendBack({ type: 'tool.subagent', child_session_id });
       },

@@ -8,7 +8,7 @@ import type { ContextItem, ReasoningBlock, ToolCallRequest } from '../model/type
 import type { SessionDeps } from './deps.js';
 import type { ToolApproval } from './toolbox.js';
 import { applicableOverrides } from './routing.js';
-import { addUsage, fullUsage, newTurn, type CallState } from './state.js';
+import { addUsage, fullUsage, newTurn, type ActiveTurn, type CallState } from './state.js';
 import { callKey, toolArgumentsProblem } from './tool_args.js';
 import { endCall } from './tool_step.js';
 import type { Tx } from './tx.js';
@@ -67,7 +67,12 @@ export function endModelStep(
   approvals: Readonly<Record<string, ToolApproval>> = {},
 ): StepFailure | null {
   const turn = tx.turn;
-  if (step.text || step.calls.length === 0) tx.emit({ type: 'agent_message', text: step.text });
+  // A reply continued after a length stop is one reply (docs/models.md): the text so far
+  // waits in the turn until the reply ends, then goes out whole.
+  const text = (turn.reply_prefix ?? '') + step.text;
+  const cutOff = step.finish === 'length' && step.calls.length === 0;
+  const continues = cutOff && turn.output_recoveries < deps.config.limits.max_output_recovery_attempts;
+  if (!continues && (text || step.calls.length === 0)) tx.emit({ type: 'agent_message', text });
   let usage = turn.usage;
   let total = tx.state.usage_total;
   if (step.usage) {
@@ -95,22 +100,23 @@ export function endModelStep(
     calls.push(state);
     requested.push(state.call);
   }
-  const reply: Extract<ContextItem, { role: 'assistant' }> = { role: 'assistant', text: step.text };
-  if (requested.length > 0) reply.tool_calls = requested;
-  if (step.reasoning && step.reasoning.length > 0) reply.reasoning = step.reasoning;
-  tx.append(reply);
-  let recent = turn.recent_calls;
-  for (const call of requested) {
-    const key = callKey(call);
-    recent = recent[recent.length - 1] === key ? [...recent, key] : [key];
+  if (!continues) {
+    const reply: Extract<ContextItem, { role: 'assistant' }> = { role: 'assistant', text };
+    if (requested.length > 0) reply.tool_calls = requested;
+    if (step.reasoning && step.reasoning.length > 0) reply.reasoning = step.reasoning;
+    tx.append(reply);
   }
+  const streak = callStreaks(turn, requested);
   tx.setTurn({
     model_calls: turn.model_calls + 1,
     usage,
-    last_message: step.text ? step.text : turn.last_message,
+    last_message: text && !continues ? text : turn.last_message,
     calls,
-    recent_calls: recent,
-    output_recoveries: step.finish === 'length' && step.calls.length === 0 ? turn.output_recoveries : 0,
+    recent_calls: streak.keys,
+    recent_streaks: streak.counts,
+    output_recoveries: cutOff ? turn.output_recoveries : 0,
+    reply_prefix: continues ? text : undefined,
+    stop_reason: cutOff && !continues ? 'length' : undefined,
     // The call went through: the next one may compact (and retry an overflow) again.
     compacted_for_call: false,
     overflow_retried: false,
@@ -119,10 +125,31 @@ export function endModelStep(
     tx.emit({ type: 'tool_call_begin', call_id: call.call_id, tool: call.tool, arguments: call.arguments });
   }
   const threshold = deps.config.limits.doom_loop_threshold;
-  if (step.calls.length > 0 && recent.length >= threshold) {
-    return { code: 'doom_loop_detected', message: `the same tool call was repeated ${threshold} times in a row` };
+  if (streak.counts.some((n) => n >= threshold)) {
+    return { code: 'doom_loop_detected', message: `the same tool call was repeated in ${threshold} model steps in a row` };
   }
   return null;
+}
+
+/**
+ * The doom-loop count (docs/tools.md): for each distinct call (tool + arguments) of this
+ * step, in how many consecutive steps it was called, this one included. Identical calls
+ * within one step count once.
+ */
+function callStreaks(turn: ActiveTurn, requested: readonly ToolCallRequest[]): { keys: string[]; counts: number[] } {
+  const previous = new Map<string, number>();
+  turn.recent_calls.forEach((key, i) => previous.set(key, Math.max(previous.get(key) ?? 0, turn.recent_streaks?.[i] ?? 1)));
+  // Checkpoints written before streaks existed held one key per call of a run.
+  if (!turn.recent_streaks && turn.recent_calls.length > 1) previous.set(turn.recent_calls[0]!, turn.recent_calls.length);
+  const keys: string[] = [];
+  const counts: number[] = [];
+  for (const call of requested) {
+    const key = callKey(call);
+    if (keys.includes(key)) continue;
+    keys.push(key);
+    counts.push((previous.get(key) ?? 0) + 1);
+  }
+  return { keys, counts };
 }
 
 /** Give every unfinished tool call a synthetic result (events for those begun, transcript for all). */
@@ -147,6 +174,7 @@ export function completeTurn(tx: Tx): void {
       failed_tool_calls: turn.failed_tool_calls,
       usage: turn.usage,
       duration_ms: Math.max(0, tx.now - turn.started_at),
+      stop_reason: turn.stop_reason ?? 'end_turn',
     },
     { submission_id: turn.submission_id },
   );
@@ -157,7 +185,8 @@ export function completeTurn(tx: Tx): void {
 export function interruptTurn(tx: Tx, reason: string, partialText: string, tags = {}): void {
   const turn = tx.state.turn;
   if (!turn) return;
-  if (partialText) tx.append({ role: 'assistant', text: partialText });
+  const partial = (turn.reply_prefix ?? '') + partialText;
+  if (partial) tx.append({ role: 'assistant', text: partial });
   closeOpenCalls(tx, 'interrupted', `interrupted: ${reason}`);
   tx.append({ role: 'system', text: INTERRUPTED_NOTE });
   tx.emit({ type: 'turn_interrupted', reason }, { submission_id: turn.submission_id, ...tags });
@@ -168,7 +197,8 @@ export function interruptTurn(tx: Tx, reason: string, partialText: string, tags 
 export function failTurn(tx: Tx, code: TurnFailureCode, message: string, partialText = ''): void {
   const turn = tx.state.turn;
   if (!turn) return;
-  if (partialText) tx.append({ role: 'assistant', text: partialText });
+  const partial = (turn.reply_prefix ?? '') + partialText;
+  if (partial) tx.append({ role: 'assistant', text: partial });
   // A call that had started did run: its outcome is unknown, not "not run".
   closeOpenCalls(tx, 'error', (c) =>
     c.started ? `the turn failed (${code}: ${message}) while this tool call was running; its outcome is unknown` : `not run: the turn failed (${code})`,

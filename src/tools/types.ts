@@ -15,6 +15,8 @@ export interface ToolContext {
   onOutput(stream: OutputStream, chunk: string): void;
   /** The model's id of this call (the session always gives it). */
   callId?: string;
+  /** The session making the call (the session always gives it; MCP requests carry its trace context). */
+  sessionId?: string;
   /** `delegate`: the call started (or found) this child session; journaled as `subagent_started`. */
   onSubagent?(childSessionId: string): void;
 }

@@ -1,6 +1,6 @@
 /** The approval request: what wants to run and where, and the keys to answer it. */
 import { Box } from 'ink';
-import type { ExecApprovalRequestMsg } from '../../protocol/index.js';
+import { approveForSessionLabel, type ExecApprovalRequestMsg } from '../../protocol/index.js';
 import { Rows } from './rows.js';
 import { sanitize } from '../render/sanitize.js';
 import { seg, wrap, type Line } from './text.js';
@@ -29,7 +29,7 @@ export function approvalLines(req: ExecApprovalRequestMsg, innerWidth: number, s
         seg('y', { bold: true, color: theme.success }),
         seg(' approve   ', { color: theme.muted }),
         seg('a', { bold: true, color: theme.success }),
-        seg(' approve for session   ', { color: theme.muted }),
+        seg(` ${approveForSessionLabel(req.tool).toLowerCase()}   `, { color: theme.muted }),
         seg('n', { bold: true, color: theme.error }),
         seg(' deny   ', { color: theme.muted }),
         seg('esc', { bold: true, color: theme.warning }),

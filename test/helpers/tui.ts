@@ -38,6 +38,7 @@ export function descriptor(patch: Partial<SessionDescriptor> = {}): SessionDescr
     parent_session_id: null,
     parent_call_id: null,
     pending_child_approval: null,
+    token_budget: null,
     ...patch,
   };
 }

@@ -19,3 +19,4 @@ export type {
   Attached,
 } from '../../protocol/schemas.js';
 export { PROTOCOL_VERSION, LIMITS, CLOSE_UNAUTHORIZED, CLOSE_PROTOCOL } from '../../protocol/limits.js';
+export { approveForSessionLabel } from '../../protocol/labels.js';

@@ -9,7 +9,7 @@
 import type pg from 'pg';
 import { JournalError } from '../../errors.js';
 import { committedBatch } from '../batch.js';
-import type { BatchWrite, CommittedBatch, StoredSession, WriteOutcome } from '../journal.js';
+import type { BatchWrite, CommittedBatch, QueuedEntry, StoredSession, WriteOutcome } from '../journal.js';
 import { JournalConflictError, JournalFencedError, type JournalStore } from '../store.js';
 import { commitFailure, isConnectionLoss, openFailure, readFailure, type CommitPhase } from './errors.js';
 import { migratePg } from './migrations.js';
@@ -76,6 +76,10 @@ const SQL = {
     'INSERT INTO transcript (session_id, idx, item) SELECT $1, $2::bigint + t.ord - 1, t.e FROM unnest($3::text[]) WITH ORDINALITY AS t(e, ord)',
   insertAdmissions: 'INSERT INTO admissions (session_id, submission_id, sequence) SELECT $1, t.e, $2 FROM unnest($3::text[]) AS t(e)',
   isAdmitted: 'SELECT 1 FROM admissions WHERE session_id = $1 AND submission_id = $2',
+  setQueued:
+    'UPDATE admissions SET queued = t.entry FROM unnest($2::text[], $3::text[]) AS t(id, entry) WHERE admissions.session_id = $1 AND admissions.submission_id = t.id',
+  clearQueued: 'UPDATE admissions SET queued = NULL WHERE session_id = $1 AND submission_id = ANY($2::text[])',
+  loadQueued: 'SELECT submission_id, queued AS entry FROM admissions WHERE session_id = $1 AND queued IS NOT NULL',
   loadSession: 'SELECT session_id, created_at, head_sequence, checkpoint FROM sessions WHERE session_id = $1',
   readTranscript: 'SELECT item FROM transcript WHERE session_id = $1 AND idx >= $2 ORDER BY idx LIMIT $3',
   readAfter: 'SELECT sequence, committed_at, events FROM batches WHERE session_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3',
@@ -139,7 +143,10 @@ export class PgJournalStore implements JournalStore {
 
   async loadSession(sessionId: string): Promise<StoredSession | null> {
     const { rows } = await this.read<SessionRow>('loadSession', [sessionId]);
-    return rows[0] ? toStored(rows[0]) : null;
+    if (!rows[0]) return null;
+    // A session is loaded by the node holding its lease: no commit runs between the two reads.
+    const queued = await this.read<QueuedEntry>('loadQueued', [sessionId]);
+    return queued.rows.length > 0 ? { ...toStored(rows[0]), queued: queued.rows } : toStored(rows[0]);
   }
 
   async readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]> {
@@ -218,6 +225,12 @@ export class PgJournalStore implements JournalStore {
       if (w.batches.length > 0) await client.query(named('insertBatches', [w.sessionId, w.head, committedAt, w.batches]));
       if (w.transcript.length > 0) await client.query(named('insertTranscript', [w.sessionId, w.transcriptFrom, w.transcript]));
       if (w.admissions.length > 0) await client.query(named('insertAdmissions', [w.sessionId, head, w.admissions]));
+      const queued = w.queued ?? [];
+      if (queued.length > 0) {
+        const set = await client.query(named('setQueued', [w.sessionId, queued.map((q) => q.submission_id), queued.map((q) => q.entry)]));
+        if (set.rowCount !== queued.length) throw new JournalError(`session ${w.sessionId}: a queued message has no admission`);
+      }
+      if (w.dequeued && w.dequeued.length > 0) await client.query(named('clearQueued', [w.sessionId, w.dequeued]));
       // Delivered to listeners when (and only if) the transaction commits.
       if (this.notify && w.batches.length > 0) await client.query(named('notify', [BATCH_CHANNEL, `${w.sessionId} ${head}`]));
       phase = 'commit';

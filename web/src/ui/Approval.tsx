@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Store } from '../store';
-import type { ApprovalDecision, ExecApprovalRequestMsg } from '../wire';
+import { approveForSessionLabel, type ApprovalDecision, type ExecApprovalRequestMsg } from '../wire';
 import { argsLine } from './format';
 
 const BUTTONS: Array<{ decision: ApprovalDecision; label: string; cls: string }> = [
@@ -43,7 +43,7 @@ export function ApprovalCard({ store, request, child }: { store: Store; request:
               if (child ? store.submitTo(child, op) : store.submit(op)) setSent(request.approval_id);
             }}
           >
-            {b.label}
+            {b.decision === 'approve_for_session' ? approveForSessionLabel(request.tool) : b.label}
           </button>
         ))}
         {answered && <span class="hint">sent…</span>}
