@@ -118,7 +118,7 @@ describe('openai route in a session', () => {
   });
 
   test('a reply still cut off after the last continuation completes with stop_reason length', async () => {
-    const { s, w } = start();
+    const { s, w } = await start();
     for (let i = 0; i < 4; i++) fake.enqueue(sse([chunk.text(`p${i} `), chunk.finish('length')]));
     s.submit(msg('write forever'));
     const done = await w.next('turn_complete');

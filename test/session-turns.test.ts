@@ -275,7 +275,7 @@ describe('turn limits', () => {
 
   test('a continuation sees the reply so far and the note; a reply that ends completes with end_turn and one transcript item', async () => {
     const contexts: ContextItem[][] = [];
-    const { s, w } = start({ limits: { max_output_recovery_attempts: 2 } }, ({
+    const { s, w } = await start({ limits: { max_output_recovery_attempts: 2 } }, ({
       async *stream(req) {
         contexts.push(req.context);
         yield { type: 'text_delta', delta: contexts.length === 1 ? 'Hello, ' : contexts.length === 2 ? 'world' : 'next' };
@@ -302,7 +302,7 @@ describe('turn limits', () => {
 
   test('identical calls within one step are not a doom loop; the same call in consecutive steps is', async () => {
     let n = 0;
-    const { s, w } = start({ approval_policy: 'auto' }, ({
+    const { s, w } = await start({ approval_policy: 'auto' }, ({
       async *stream() {
         n++;
         if (n === 1) {

@@ -21,6 +21,8 @@ import type { Change, PendingAdmission } from './tx.js';
 const MAX_BATCH_EVENTS = 512;
 /** …or with this many characters of events (latency, not the frame bound). */
 const GROUP_COMMIT_BYTES = 256 * 1024;
+/** An event below this size counts toward closing a batch at GROUP_COMMIT_BYTES. */
+const SMALL_EVENT_BYTES = 64 * 1024;
 
 export interface RecorderHooks {
   /** After a successful commit, once per batch (subscribers are notified from here). */
@@ -60,6 +62,8 @@ export class Recorder implements WriteSource {
   /** Pending events, each serialized (JSON of the envelope), split into frame-sized batches. */
   private batches: string[][] = [];
   private batchBytes = 0;
+  /** Bytes of the open batch's small events (the group-commit bound closes it). */
+  private batchSmallBytes = 0;
   private pendingBytes = 0;
   private pendingEvents = 0;
   private admissions: PendingAdmission[] = [];
@@ -113,13 +117,17 @@ export class Recorder implements WriteSource {
       // Each entry fits a batch alone (event_fit); "+1" counts the comma. A batch is also
       // closed at the group-commit bounds, so a burst gathered while a commit is in flight
       // still reaches subscribers in batches of the same size as when it committed at once.
-      if (!open || this.batchBytes + bytes + 1 > MAX_BATCH_EVENTS_BYTES || this.batchBytes >= GROUP_COMMIT_BYTES || open.length >= MAX_BATCH_EVENTS) {
+      // (Counted in small events only: large ones still share a batch up to the frame bound.)
+      const full = this.batchSmallBytes >= GROUP_COMMIT_BYTES || (open?.length ?? 0) >= MAX_BATCH_EVENTS;
+      if (!open || this.batchBytes + bytes + 1 > MAX_BATCH_EVENTS_BYTES || full) {
         this.batches.push([entry]);
         this.batchBytes = bytes;
+        this.batchSmallBytes = 0;
       } else {
         open.push(entry);
         this.batchBytes += bytes + 1;
       }
+      if (bytes < SMALL_EVENT_BYTES) this.batchSmallBytes += bytes + 1;
       this.pendingBytes += entry.length;
       this.pendingEvents++;
     }
@@ -250,6 +258,7 @@ export class Recorder implements WriteSource {
     for (const w of waiters) w(false);
     this.batches = [];
     this.batchBytes = 0;
+    this.batchSmallBytes = 0;
     this.pendingBytes = 0;
     this.pendingEvents = 0;
     this.admissions = [];
