@@ -23,7 +23,7 @@ import { historyPage, readHistory, sessionsPage } from './pages.js';
  * Handle one validated frame. Handlers may throw AgentdError; the connection turns it
  * into an error frame echoing the frame's req_id / submission_id.
  */
-export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void {
+export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void | Promise<void> {
   switch (frame.type) {
     case 'hello':
       conn.sendError('invalid_frame', 'hello was already received on this connection');
@@ -73,8 +73,9 @@ function listModels(conn: ClientConnection, frame: ListModels): void {
   else conn.send(answer);
 }
 
-function createSession(conn: ClientConnection, frame: CreateSession): void {
-  const session = conn.host.create(frame.config);
+async function createSession(conn: ClientConnection, frame: CreateSession): Promise<void> {
+  // Answered once the session row and its first batch are committed.
+  const session = await conn.host.create(frame.config);
   conn.log.info({ session_id: session.session_id }, 'session created');
   conn.send({ type: 'session_created', req_id: frame.req_id, session });
 }
