@@ -1,5 +1,5 @@
 /**
- * `agentd send SESSION_ID TEXT`: submit one message and print its events until that
+ * `agentd send SESSION_ID TEXT` (or `agentd send --new TEXT`, creating the session first): submit one message and print its events until that
  * message's turn ends. The agent's reply goes to stdout, progress (tool calls, output,
  * approvals, the turn's end) to stderr; `--json` prints every event of the turn as one
  * JSON line on stdout instead.
@@ -35,9 +35,11 @@ import { callLines, lineText } from '../render/call-view.js';
 import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
 import { CliExit, EXIT, attachFailure, runCliCommand } from './exit.js';
 import { TurnWatch } from './turn-watch.js';
+import { addNewSessionOptions, newSessionConfig, type NewSessionFlags } from './session-options.js';
 import { packageVersion } from './version.js';
 
-export interface SendFlags extends ConnectionFlags {
+export interface SendFlags extends ConnectionFlags, NewSessionFlags {
+  new?: boolean;
   json?: boolean;
   approve?: boolean;
   deny?: boolean;
@@ -47,9 +49,11 @@ export interface SendFlags extends ConnectionFlags {
 
 export function registerSend(program: Command): void {
   const cmd = new Command('send')
-    .description('send one message to a session and print its events until the turn ends')
-    .argument('<session_id>', 'session to send to')
-    .argument('<text>', 'message text ("-" reads it from stdin)')
+    .description('send one message to a session (or a new one with --new) and print its events until the turn ends')
+    .usage('[options] SESSION_ID TEXT | --new [options] TEXT')
+    .argument('<session_id>', 'session to send to (with --new: the message text)')
+    .argument('[text]', 'message text ("-" reads it from stdin)')
+    .option('--new', 'create a session first (configured by --cwd, --route, --policy, --title); its id goes to stderr')
     .option('--json', 'print the turn\'s events as JSON lines on stdout')
     .addOption(new Option('--approve', 'approve every approval request of the turn').conflicts('deny'))
     .addOption(new Option('--deny', 'deny every approval request of the turn').conflicts('approve'))
@@ -66,12 +70,24 @@ Approvals (policy "ask"): --approve / --deny answer every request of the turn; w
 them a terminal is asked [y]es / [a]lways / [n]o / [x] abort, and a non-interactive run
 waits until another frontend (e.g. "agentd attach") answers.
 
+--new creates the session first and prints "session ID" on stderr (with --json, every
+event line carries its session_id).
+
 Exit codes: 0 turn completed, 1 turn failed or interrupted, 2 usage or connection error,
 130 detached with Ctrl-C (the turn keeps running).`,
     );
+  addNewSessionOptions(cmd);
   addConnectionOptions(cmd);
-  cmd.action((sessionId: string, text: string, flags: SendFlags) =>
-    runCliCommand('send', () => send(sessionId, text, flags)),
+  cmd.action((first: string, second: string | undefined, flags: SendFlags) =>
+    runCliCommand('send', () => {
+      if (flags.new) {
+        if (second !== undefined) throw new CliExit('with --new give only the TEXT (the session is created)');
+        return send(null, first, flags);
+      }
+      if (second === undefined) throw new CliExit('give SESSION_ID and TEXT (or --new TEXT)');
+      if (flags.cwd || flags.route || flags.policy || flags.title) throw new CliExit('--cwd, --route, --policy and --title need --new');
+      return send(first, second, flags);
+    }),
   );
   program.addCommand(cmd);
 }
@@ -82,7 +98,7 @@ function readText(text: string): string {
   return data.replace(/\n$/, '');
 }
 
-async function send(sessionId: string, rawText: string, flags: SendFlags): Promise<number> {
+async function send(given: string | null, rawText: string, flags: SendFlags): Promise<number> {
   const text = readText(rawText);
   if (text === '') throw new CliExit('the message is empty');
   const fromStdin = rawText === '-';
@@ -95,6 +111,14 @@ async function send(sessionId: string, rawText: string, flags: SendFlags): Promi
     backoff: { initialMs: 200, maxMs: 2000 },
   });
   try {
+    let sessionId = given;
+    if (sessionId === null) {
+      const created = await client.createSession(newSessionConfig(flags)).catch((err: unknown) => {
+        throw new CliExit(`cannot create the session: ${describeError(err)}`);
+      });
+      sessionId = created.session_id;
+      process.stderr.write(`session ${sessionId}\n`);
+    }
     return await followTurn(client, sessionId, text, flags, printer, interactive);
   } finally {
     printer.finish();
@@ -138,7 +162,7 @@ class ApprovalResponder {
     if (this.flags.approve) return void this.answer(req, 'approve');
     if (this.flags.deny) return void this.answer(req, 'deny');
     if (!this.interactive) {
-      this.printer.note(`waiting for approval — answer it in "agentd attach ${this.sessionId}" (or use --approve / --deny)`, 'yellow');
+      this.printer.note(`waiting for approval — answer it with "agentd approve ${this.sessionId}" or in "agentd attach ${this.sessionId}" (or use --approve / --deny)`, 'yellow');
       return;
     }
     this.cancel();

@@ -164,6 +164,8 @@ export const ConfigSchema = z.strictObject({
   // tools2: MCP servers (docs/tools.md), schema in ./mcp_servers.ts
   mcp_servers: McpServersSchema,
   system_prompt: SystemPromptSchema.optional(),
+  /** Append the nearest AGENTS.md to every system prompt (docs/context.md). */
+  project_instructions: z.boolean().default(true),
   compaction: CompactionSchema,
   telemetry: TelemetrySchema,
 });

@@ -8,6 +8,8 @@
  *   `!delegate TASK` → calls `delegate {task: TASK}`; after the result: `subagent: RESULT`
  *   `!mcp TOOL JSON` → calls the tool TOOL (e.g. an MCP `SERVER__TOOL`) with the JSON object
  *                    as arguments; after the result: `tool TOOL answered: RESULT`
+ *   `!tool TOOL JSON` → the same, for any tool (`!tool edit_file {"path":…}`, `!tool grep {…}`)
+ *   `!system`    → replies with the request's system prompt, verbatim
  *   anything else → `echo: TEXT` in at least two deltas
  * and to a summarization request (the last user message starts with SUMMARIZE_MARKER):
  *   `summary: ` + the first 20 characters of each earlier user message, joined by ` | `.
@@ -139,7 +141,11 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
     yield* callTool('delegate', { task: command[2] }, tokens);
     return;
   }
-  const mcp = command?.[1] === 'mcp' && command[2] ? /^(\S+)(?:\s+([\s\S]*))?$/.exec(command[2]) : null;
+  if (command?.[1] === 'system' && !command[2]) {
+    yield* reply(request.system ?? '(no system prompt)', tokens);
+    return;
+  }
+  const mcp = (command?.[1] === 'mcp' || command?.[1] === 'tool') && command[2] ? /^(\S+)(?:\s+([\s\S]*))?$/.exec(command[2]) : null;
   if (mcp) {
     let args: unknown = {};
     try {

@@ -2,10 +2,12 @@
  * The system prompt of a model call (docs/context.md), in order of precedence: the
  * session's own (`create_session.config.system_prompt`, in the checkpoint), the call's
  * route's `system_prompt`, the config's top-level `system_prompt`, else the built-in
- * default — rebuilt for each call — naming the session's cwd, its tools and the date.
+ * default — rebuilt for each call — naming the session's cwd, its tools and the date;
+ * then the project instructions (AGENTS.md, project_instructions.ts) unless turned off.
  */
 import { configSystemPrompt, type Config } from '../config/config.js';
 import type { ModelRoute } from '../model/types.js';
+import { withProjectInstructions } from './project_instructions.js';
 
 const DAY_MS = 86_400_000;
 
@@ -31,6 +33,8 @@ function buildDefaultPrompt(cwd: string, toolNames: readonly string[], now: numb
     'You are a coding agent hosted by agentd. You work in the directory ' + cwd + ' on the user\'s machine.',
     `Your tools: ${tools}. Relative paths are resolved against that directory; file tools cannot leave it.`,
     'Use the tools to inspect and change things instead of guessing, keep the user informed of what you do, and answer concisely.',
+    ...(toolNames.includes('edit_file') ? ['Change files with edit_file (exact text replacement) rather than rewriting them with write_file.'] : []),
+    ...(toolNames.includes('grep') ? ['Find files with glob and search their contents with grep rather than through the shell.'] : []),
     `Today is ${date}.`,
   ].join('\n');
 }
@@ -44,5 +48,6 @@ export function systemPromptFor(
   toolNames: readonly string[],
   now: number,
 ): string {
-  return own ?? route?.system_prompt ?? configSystemPrompt(config) ?? defaultSystemPrompt(cwd, toolNames, now);
+  const base = own ?? route?.system_prompt ?? configSystemPrompt(config) ?? defaultSystemPrompt(cwd, toolNames, now);
+  return config.project_instructions === false ? base : withProjectInstructions(base, cwd);
 }

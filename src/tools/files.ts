@@ -27,12 +27,12 @@ const readAsync = promisify(read);
 const ftruncateAsync = promisify(ftruncate);
 const writeFileAsync = promisify(writeFile);
 
-const pathParam = { type: 'string', description: 'Path relative to the working directory' };
+export const pathParam = { type: 'string', description: 'Path relative to the working directory' };
 
-const error = (output: string): ToolResult => ({ status: 'error', output });
+export const error = (output: string): ToolResult => ({ status: 'error', output });
 
 /** Human-readable text for a failed fs call. */
-function describe(err: unknown, path: string): string {
+export function describe(err: unknown, path: string): string {
   const code = (err as NodeJS.ErrnoException)?.code;
   switch (code) {
     case 'ENOENT':
@@ -50,7 +50,7 @@ function describe(err: unknown, path: string): string {
 }
 
 /** Opens the `path` argument for `mode`, confined; the opened handle or an error result. */
-async function confine(
+export async function confine(
   args: Record<string, unknown>,
   ctx: ToolContext,
   mode: OpenMode,
@@ -65,7 +65,7 @@ async function confine(
 }
 
 /** Runs `use` on the opened file, closing it afterwards; I/O failures become error results. */
-async function withOpened(
+export async function withOpened(
   target: { opened: Opened; shown: string } | ToolResult,
   use: (o: Opened, shown: string) => Promise<ToolResult>,
 ): Promise<ToolResult> {

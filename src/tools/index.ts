@@ -1,6 +1,6 @@
 /**
- * A session host's toolset: the tools a session offers, by name (shell and the confined
- * file tools), and close(), which ends every process a tool is still running. The host
+ * A session host's toolset: the tools a session offers, by name (shell, the confined
+ * file tools, edit_file, glob and grep), and close(), which ends every process a tool is still running. The host
  * owns it and closes it at shutdown.
  */
 import type { Config } from '../config/config.js';
@@ -8,6 +8,9 @@ import type { ContainmentKind } from './contain.js';
 import { shellEnvPolicy } from './env.js';
 import { createFileTools } from './files.js';
 import { createShellTool } from './shell.js';
+import { createEditTool } from './edit.js';
+import { dataDirGuard } from './protect.js';
+import { createSearchTools } from './search.js';
 import type { Tool } from './types.js';
 
 export interface Toolset {
@@ -29,6 +32,7 @@ export function createTools(config: Config, options: ToolsetOptions): Toolset {
     outputCapBytes: config.limits.shell_output_cap_bytes,
     env: shellEnvPolicy(config),
   });
-  const tools: Tool[] = [shell.tool, ...createFileTools({ dataDir: options.dataDir })];
+  const guard = dataDirGuard(options.dataDir);
+  const tools: Tool[] = [shell.tool, ...createFileTools({ dataDir: options.dataDir }), createEditTool(guard), ...createSearchTools(guard)];
   return { tools: new Map(tools.map((t) => [t.spec.name, t])), containment: shell.containment.kind, close: () => shell.close() };
 }

@@ -9,6 +9,7 @@ import { sanitize } from '../render/sanitize.js';
 import { lineWidth, seg, wrap, type Line, type Seg } from './text.js';
 import { theme } from './theme.js';
 import { describeCall } from '../render/tool-call.js';
+import { diffLineKind, editPreview } from '../render/diff.js';
 
 /** Tool output rows shown per call (the tail). */
 export const TOOL_OUTPUT_ROWS = 12;
@@ -142,7 +143,22 @@ const STATUS_GLYPH: Record<ToolItem['status'], { glyph: string; color: string }>
   interrupted: { glyph: '■', color: theme.warning },
 };
 
+const DIFF_COLOR = { add: theme.success, del: theme.error, hunk: theme.code, meta: theme.muted, ctx: theme.output } as const;
+
+/** An edit_file call's rows: its result's diff, coloured; before it ran, the change it proposes. */
+function diffRows(item: ToolItem, width: number): Line[] {
+  const gutter = [seg('  │ ', { color: theme.border })];
+  const text = item.output.map((c) => c.text).join('') || editPreview(item.args);
+  const rows: Line[] = [];
+  for (const line of sanitize(text).replace(/\n$/, '').split('\n')) {
+    if (line === '') continue;
+    rows.push(...wrap([seg(line, { color: DIFF_COLOR[diffLineKind(line)] })], width, { first: gutter, rest: gutter }));
+  }
+  return rows;
+}
+
 function outputRows(item: ToolItem, width: number): Line[] {
+  if (item.tool === 'edit_file') return diffRows(item, width);
   const rows: Line[] = [];
   const gutter = [seg('  │ ', { color: theme.border })];
   for (const chunk of item.output) {

@@ -9,6 +9,7 @@ import type { Item } from '../fold';
 import { Markdown } from '../markdown';
 import type { SessionView, Store } from '../store';
 import { argsLine } from './format';
+import { EditDiff } from './Diff';
 
 function ToolCall({ item, expanded }: { item: Extract<Item, { kind: 'tool' }>; expanded: boolean }) {
   const [open, setOpen] = useState<boolean | null>(null);
@@ -33,7 +34,11 @@ function ToolCall({ item, expanded }: { item: Extract<Item, { kind: 'tool' }>; e
           {item.decision ? ` · ${item.decision.replace(/_/g, ' ')}` : ''}
         </span>
       </summary>
-      <pre class="tool-output">{item.output || (item.status === 'running' ? '…' : item.status === 'waiting' ? 'waiting for approval…' : '(no output)')}</pre>
+      {item.tool === 'edit_file' ? (
+        <EditDiff output={item.output} args={item.args} />
+      ) : (
+        <pre class="tool-output">{item.output || (item.status === 'running' ? '…' : item.status === 'waiting' ? 'waiting for approval…' : '(no output)')}</pre>
+      )}
     </details>
   );
 }
