@@ -11,6 +11,8 @@ export const EXIT = {
   turnFailed: 1,
   /** Bad usage, cannot connect, unknown session, submission rejected. */
   usage: 2,
+  /** `rm`: the session has a running or waiting turn (retry with --force). */
+  busy: 3,
   /** Detached with Ctrl-C. */
   interrupted: 130,
 } as const;

@@ -11,6 +11,7 @@ import { packageVersion } from './version.js';
 import { registerOpen } from './open.js';
 import { registerCluster } from './cluster.js';
 import { registerAcp } from './acp.js';
+import { registerRm } from './rm.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -23,6 +24,7 @@ const COMMANDS: RegisterCommand[] = [
   registerOpen,
   registerCluster,
   registerAcp,
+  registerRm,
 ];
 
 export function buildProgram(): Command {

@@ -39,8 +39,9 @@ export function eraseSessions(db: Database.Database, sessionId: string): string[
       for (const id of ids) for (const stmt of deletes) stmt.run(id);
     })();
   } finally {
-    db.pragma(`secure_delete = ${previous ? 'ON' : 'OFF'}`);
+    db.pragma(`secure_delete = ${previous === 1 ? 'ON' : previous === 2 ? 'FAST' : 'OFF'}`);
   }
+  convertOnce(db);
   reclaim(db);
   return ids;
 }
@@ -60,7 +61,24 @@ function reclaim(db: Database.Database): void {
   }
 }
 
-/** For a journal being created: free pages are returned to the file system after a delete. */
-export function enableIncrementalVacuum(db: Database.Database): void {
+/**
+ * At open: every update and delete zeroes the old cell in its page (`secure_delete =
+ * FAST`, no extra I/O), so no earlier version of a checkpoint lingers in a page's free
+ * space; a journal being created gets incremental auto-vacuum (free pages returned to
+ * the file system after a delete).
+ */
+export function prepareErasure(db: Database.Database, created: boolean): void {
+  if (created) db.pragma('auto_vacuum = INCREMENTAL');
+  db.pragma('secure_delete = FAST');
+}
+
+/**
+ * A journal created by an older build (no incremental auto-vacuum, old cells left in free
+ * space): its first delete rewrites the whole file once with `VACUUM` — only live rows are
+ * copied — switching it to incremental auto-vacuum. Later deletes need no rewrite.
+ */
+function convertOnce(db: Database.Database): void {
+  if ((db.pragma('auto_vacuum', { simple: true }) as number) === 2) return;
   db.pragma('auto_vacuum = INCREMENTAL');
+  db.exec('VACUUM');
 }

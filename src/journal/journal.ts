@@ -9,7 +9,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { JournalError } from '../errors.js';
 import { WalCheckpointer, type CheckpointStatus } from './checkpointer.js';
 import { migrate } from './migrations.js';
-import { enableIncrementalVacuum, eraseSessions } from './erase.js';
+import { eraseSessions, prepareErasure } from './erase.js';
 import { encodeBatchFrame, type Event } from '../../protocol/index.js';
 
 /** One committed journal batch, as delivered to subscribers and read back for replay. */
@@ -151,8 +151,8 @@ export class Journal implements SessionJournal {
       // The journal holds conversations: readable by the owner only.
       if (created) chmodSync(path, 0o600);
       if (!options.readonly) {
-        // Set before the first table exists (it cannot change later without a VACUUM).
-        if (created) enableIncrementalVacuum(this.db);
+        // Before the first table exists: auto_vacuum cannot change later without a VACUUM.
+        prepareErasure(this.db, created);
         this.db.pragma('journal_mode = WAL');
         this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
         this.db.pragma('busy_timeout = 5000');
