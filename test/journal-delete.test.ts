@@ -98,6 +98,44 @@ describe('journal delete: sqlite files', () => {
   });
 });
 
+describe('journal delete: a journal created by an older build', () => {
+  test('without incremental auto-vacuum: the first delete rewrites it once (VACUUM) and converts it', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const Database = (await import('better-sqlite3')).default;
+    const { migrate } = await import('../src/journal/migrations.js');
+    const dir = mkdtempSync(join(tmpdir(), 'agentd-old-'));
+    const path = join(dir, 'agentd.db');
+    // As an older build made it: no auto_vacuum, no secure_delete.
+    const old = new Database(path);
+    old.pragma('journal_mode = WAL');
+    migrate(old);
+    old.close();
+    const { openSqliteStore } = await import('../src/journal/sqlite-store.js');
+    const store = await openSqliteStore(path);
+    try {
+      store.journal.withDatabase((db) => db.pragma('secure_delete = OFF'));
+      await seed(store, 'root', 'x');
+      // Checkpoint versions rewritten in place: the old ones stay in the page's free space without secure_delete.
+      for (let head = 1; head <= 3; head++) {
+        await store.commit(write('root', 1, [], { checkpoint: JSON.stringify({ session_id: 'root', title: `${MARKER} ${'v'.repeat(head * 40)}` }) }));
+      }
+      await seed(store, 'other', 'keep me');
+      const files = (): string => [path, `${path}-wal`].filter(existsSync).map((f) => readFileSync(f).toString('latin1')).join('');
+      store.journal.withDatabase((db) => db.pragma('wal_checkpoint(TRUNCATE)'));
+      expect(files()).toContain(MARKER);
+      expect(store.journal.withDatabase((db) => db.pragma('auto_vacuum', { simple: true }))).toBe(0);
+      await store.deleteSessions('root');
+      expect(files()).not.toContain(MARKER);
+      expect(store.journal.withDatabase((db) => db.pragma('auto_vacuum', { simple: true }))).toBe(2);
+      expect(await store.loadSession('other')).not.toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe.runIf(havePostgres)('journal delete: postgres leases', () => {
   test('the cluster lease rows of the deleted sessions go too', async () => {
     const fixture = await pgFixture(server!);
