@@ -118,3 +118,51 @@ describe('delete_session through the daemon (sqlite)', () => {
     expect(dbText()).not.toContain(MARKER);
   }, 60_000);
 });
+
+describe('retention.delete_after_days (sqlite)', () => {
+  test('sessions idle longer than the configured days are deleted at start, with their children; the others stay', async () => {
+    const dataDir = tempDataDir('agentd-retention-');
+    const config = { approval_policy: 'auto', workspace: dataDir };
+    let d = await startDaemon({ dataDir, config });
+    try {
+      let c = await connect(d);
+      const old = (await c.createSession({ approval_policy: 'auto', title: `${MARKER} old` })).session_id as string;
+      await c.attach(old);
+      const m = await c.submitMessage(old, `!delegate ${MARKER} old child`);
+      await c.waitTurnEnd(old, m, T);
+      const child = c.events(old).find((e) => e.type === 'subagent_started')!.child_session_id as string;
+      const fresh = (await c.createSession({ approval_policy: 'auto', title: 'fresh' })).session_id as string;
+      await c.close();
+      await d.stop();
+      // Ten days without activity for `old` (and its child, which would not be swept on its own).
+      const Database = (await import('better-sqlite3')).default;
+      const db = new Database(join(dataDir, 'agentd.db'));
+      db.pragma('secure_delete = ON'); // as the daemon does: the edit leaves no old checkpoint text behind
+      const tenDaysAgo = Date.now() - 10 * 24 * 3600 * 1000;
+      db.prepare("UPDATE sessions SET checkpoint = json_set(checkpoint, '$.updated_at', ?) WHERE session_id IN (?, ?)").run(tenDaysAgo, old, child);
+      db.close();
+
+      d = await startDaemon({ dataDir, config: { ...config, retention: { delete_after_days: 7 } } });
+      c = await connect(d);
+      const listedIds = async (): Promise<string[]> =>
+        ((await c.ok({ type: 'list_sessions', limit: 1000, include_children: true })).sessions as Frame[]).map((s) => s.session_id as string);
+      let ids = await listedIds();
+      for (let i = 0; i < 100 && ids.includes(old); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        ids = await listedIds();
+      }
+      expect(ids).not.toContain(old);
+      expect(ids).not.toContain(child);
+      expect(ids).toContain(fresh);
+      expect(dbTextOf(dataDir)).not.toContain(MARKER);
+      await c.close();
+    } finally {
+      await d.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+function dbTextOf(dataDir: string): string {
+  return ['agentd.db', 'agentd.db-wal'].map((f) => join(dataDir, f)).filter(existsSync).map((f) => readFileSync(f).toString('latin1')).join('');
+}

@@ -32,6 +32,7 @@ import { systemPromptFor } from './system_prompt.js';
 import { cwdOf, expandHome, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
 import { Tx } from './tx.js';
 import { residentTree, settleTurns } from './host_delete.js';
+import { startRetention } from './retention.js';
 
 export interface SessionHostOptions {
   dataDir: string;
@@ -85,6 +86,8 @@ export class SessionHost implements SessionHostApi {
   /** Sessions whose actor stopped itself with its turn open, and why (until it is next hydrated). */
   private readonly faults = new Map<string, FaultCause>();
   private closed = false;
+  /** Stops the retention sweeps (config `retention.delete_after_days`). */
+  private stopRetention: (() => void) | null = null;
   /** Told after each delete (the server tells the attached clients). */
   private readonly deletedListeners = new Set<(sessionId: string, deleted: string[]) => void>();
 
@@ -143,6 +146,10 @@ export class SessionHost implements SessionHostApi {
   static open(options: SessionHostOptions): SessionHost {
     const host = new SessionHost(options);
     if (!options.ownership) host.recoverAll();
+    const days = options.config.retention.delete_after_days;
+    if (days !== undefined) {
+      host.stopRetention = startRetention({ days, journal: host.journal, remove: (id) => host.delete(id), logger: options.logger });
+    }
     return host;
   }
 
@@ -378,6 +385,7 @@ export class SessionHost implements SessionHostApi {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopRetention?.();
     for (const { timer } of this.evictTimers.values()) clearTimeout(timer);
     this.evictTimers.clear();
     for (const session of this.sessions.values()) session.stop();
