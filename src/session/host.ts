@@ -335,6 +335,11 @@ export class SessionHost implements SessionHostApi {
     return deleted;
   }
 
+  /** Tell the delete listeners of a delete carried out elsewhere (cluster mode: another node). */
+  announceDeleted(sessionId: string, deleted: string[]): void {
+    for (const listener of this.deletedListeners) listener(sessionId, deleted);
+  }
+
   /** Be told of each delete: the session named and every deleted id (it first). Returns unsubscribe. */
   onDeleted(listener: (sessionId: string, deleted: string[]) => void): () => void {
     this.deletedListeners.add(listener);

@@ -9,6 +9,9 @@ import type pg from 'pg';
 import { JournalError } from '../../errors.js';
 import { isConnectionLoss, readFailure } from './errors.js';
 
+/** Every node's LISTEN connection hears of a delete here: JSON `{session_id, deleted_session_ids}`. */
+export const DELETE_CHANNEL = 'agentd_deleted';
+
 const TREE = `
   WITH RECURSIVE tree(id, depth) AS (
     SELECT session_id, 0 FROM sessions WHERE session_id = $1
@@ -33,6 +36,10 @@ export async function eraseSessionsPg(pool: pg.Pool, sessionId: string): Promise
     const { rows } = await client.query<{ id: string }>(TREE, [sessionId]);
     const ids = rows.map((r) => r.id);
     for (const table of TABLES) await client.query(`DELETE FROM ${table} WHERE session_id = ANY($1::text[])`, [ids]);
+    // Delivered when (and only if) the delete commits: other nodes tell their attached clients.
+    if (ids.length > 0) {
+      await client.query('SELECT pg_notify($1, $2)', [DELETE_CHANNEL, JSON.stringify({ session_id: sessionId, deleted_session_ids: ids.slice(0, 256) })]);
+    }
     await client.query('COMMIT');
     client.release();
     client = undefined;
