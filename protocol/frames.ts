@@ -113,6 +113,12 @@ export const DeleteSessionSchema = z.strictObject({
   force: z.boolean().optional(),
 });
 export type DeleteSession = z.infer<typeof DeleteSessionSchema>;
+/** Ask which nodes a client may connect to (cluster mode, docs/cluster.md); answered by `nodes`. */
+export const ListNodesSchema = z.strictObject({
+  type: z.literal('list_nodes'),
+  req_id: ReqIdSchema,
+});
+export type ListNodes = z.infer<typeof ListNodesSchema>;
 
 /** Any client frame, discriminated on `type`. */
 export const ClientFrameSchema = z.discriminatedUnion('type', [
@@ -125,6 +131,7 @@ export const ClientFrameSchema = z.discriminatedUnion('type', [
   SubmitSchema,
   ListModelsSchema,
   DeleteSessionSchema,
+  ListNodesSchema,
 ]);
 export type ClientFrame = z.infer<typeof ClientFrameSchema>;
 
@@ -309,6 +316,23 @@ export const SessionDeletedSchema = z.strictObject({
   deleted_session_ids: z.array(IdentifierSchema).optional(),
 });
 export type SessionDeleted = z.infer<typeof SessionDeletedSchema>;
+/** One live node of a cluster: its id and the address clients reach it at (its advertised URL). */
+export const NodeInfoSchema = z.strictObject({
+  node_id: z.string(),
+  url: z.string(),
+  /** The node that answered. */
+  self: z.boolean(),
+});
+export type NodeInfo = z.infer<typeof NodeInfoSchema>;
+
+/** Answer to `list_nodes`: the live nodes (cluster mode), or `cluster: false` and none on a single daemon. */
+export const NodesFrameSchema = z.strictObject({
+  type: z.literal('nodes'),
+  req_id: z.string(),
+  cluster: z.boolean(),
+  nodes: z.array(NodeInfoSchema),
+});
+export type NodesFrame = z.infer<typeof NodesFrameSchema>;
 
 /** Any server frame, discriminated on `type`. */
 export const ServerFrameSchema = z.discriminatedUnion('type', [
@@ -324,5 +348,6 @@ export const ServerFrameSchema = z.discriminatedUnion('type', [
   BatchFrameSchema,
   ModelsFrameSchema,
   SessionDeletedSchema,
+  NodesFrameSchema,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrameSchema>;

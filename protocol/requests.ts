@@ -22,6 +22,7 @@ export const REQUEST_ANSWER = {
   history: 'history',
   list_models: 'models',
   delete_session: 'session_deleted',
+  list_nodes: 'nodes',
 } as const satisfies Record<ClientRequestType, ServerFrame['type']>;
 
 /** The answer frame of request type `T`. */

@@ -144,7 +144,7 @@ describe('agentd send', () => {
 
     const usage = await runAgentd(['send', 'only-one-arg']);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toMatch(/missing required argument/);
+    expect(usage.stderr).toMatch(/give SESSION_ID and TEXT/);
   });
 
   it('has --help and --version on every client command', async () => {

@@ -126,7 +126,7 @@ describe('configuration', () => {
 describe('checkpoints written before context accounting', () => {
   test('hydrate with no system prompt of their own and an estimate rebuilt from the transcript', async () => {
     const h = openTestHost({ approval_policy: 'auto' });
-    const d = h.host.create({ cwd: h.dir });
+    const d = await h.host.create({ cwd: h.dir });
     const s = h.host.open(d.session_id)!;
     const w = new Watcher(s);
     s.submit(msg('an old conversation'));

@@ -20,8 +20,8 @@ const openJournal = () => temp.open();
 const warning = (text: string) => eventEntry({ type: 'warning', message: text }, null, null, 1);
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
-/** A session's Recorder on the shared writer, created (row inserted) by a first flush. */
-function session(store: JournalWriter, writer: SharedWriter, id: string, log: string[]) {
+/** A session's Recorder on the shared writer, created (row inserted) by a first flush (awaited). */
+async function session(writer: SharedWriter, id: string, log: string[]) {
   const state = newSessionState({
     session_id: id,
     cwd: '/tmp',
@@ -34,7 +34,6 @@ function session(store: JournalWriter, writer: SharedWriter, id: string, log: st
   const committed: CommittedBatch[] = [];
   const failed: Array<{ error: Error; committed: SessionState }> = [];
   const recorder = new Recorder({
-    journal: store,
     writer,
     state,
     head: 0,
@@ -51,48 +50,51 @@ function session(store: JournalWriter, writer: SharedWriter, id: string, log: st
     },
   });
   recorder.record({ entries: [warning('created')], state, items: [], admission: undefined });
-  recorder.flush();
+  expect(await recorder.flush()).toBe(true);
   return { id, state, recorder, committed, failed, setIngress: (n: number) => (ingress = n) };
 }
 
 /** Sessions s_a, s_bad, s_c on one writer; a trigger makes every batch insert of s_bad fail with `raise`. */
-function withBadSession(raise: string) {
+async function withBadSession(raise: string) {
   const j = openJournal();
   const writer = new SharedWriter(j, { tickMs: 2 });
   const log: string[] = [];
-  const [a, bad, c] = ['s_a', 's_bad', 's_c'].map((id) => session(j, writer, id, log)) as [S, S, S];
+  const [a, bad, c] = (await Promise.all(['s_a', 's_bad', 's_c'].map((id) => session(writer, id, log)))) as [S, S, S];
   j.withDatabase((db) =>
     db.exec(`CREATE TEMP TRIGGER fail_bad BEFORE INSERT ON batches WHEN NEW.session_id = 's_bad' BEGIN SELECT ${raise}; END`),
   );
   log.length = 0;
-  return { j, writer, log, a, bad, c };
+  const ticks = writer.statistics().ticks;
+  return { j, writer, log, a, bad, c, ticks };
 }
 
-type S = ReturnType<typeof session>;
+type S = Awaited<ReturnType<typeof session>>;
 
 test('the group commits of many sessions go into one transaction per tick; subscribers hear after it, in order', async () => {
   const j = openJournal();
   const writer = new SharedWriter(j, { tickMs: 2 });
   const log: string[] = [];
-  const sessions = ['s_a', 's_b', 's_c'].map((id) => session(j, writer, id, log));
+  const sessions = await Promise.all(['s_a', 's_b', 's_c'].map((id) => session(writer, id, log)));
+  // The three creations were awaited together: one urgent tick.
+  expect(writer.statistics()).toMatchObject({ ticks: 1, writes: 3 });
   log.length = 0;
   for (const s of sessions) s.recorder.record({ entries: [warning(`${s.id} 1`)], state: s.state, items: [], admission: undefined });
   for (const s of sessions) s.recorder.record({ entries: [warning(`${s.id} 2`)], state: s.state, items: [], admission: undefined });
   expect(writer.waitingCount).toBe(3);
   expect(log).toEqual([]); // nothing visible before the tick commits
   await tick();
-  expect(writer.statistics()).toMatchObject({ ticks: 1, writes: 3, max_writes_per_tick: 3 });
+  expect(writer.statistics()).toMatchObject({ ticks: 2, writes: 6, max_writes_per_tick: 3 });
   expect(log).toEqual(['s_a:2', 's_b:2', 's_c:2']);
   for (const s of sessions) {
     expect(s.committed.at(-1)!.events.map((e) => (e.msg as { message: string }).message)).toEqual([`${s.id} 1`, `${s.id} 2`]);
     expect(j.loadSession(s.id)!.headSequence).toBe(2);
     expect(j.readAfter(s.id, 1, 10).map((b) => b.frame)).toEqual([s.committed.at(-1)!.frame]);
   }
-  writer.close();
+  await writer.close();
 });
 
 test('one session whose write fails is refused alone: the others commit in the same tick (savepoint)', async () => {
-  const { j, writer, a, bad, c } = withBadSession('RAISE(ABORT, \'injected\')');
+  const { j, writer, a, bad, c, ticks } = await withBadSession('RAISE(ABORT, \'injected\')');
   const rejected: string[] = [];
   for (const s of [a, bad, c]) {
     s.recorder.record({
@@ -103,7 +105,7 @@ test('one session whose write fails is refused alone: the others commit in the s
     });
   }
   await tick();
-  expect(writer.statistics().ticks).toBe(1);
+  expect(writer.statistics().ticks).toBe(ticks + 1);
   expect(bad.failed).toHaveLength(1);
   expect(bad.failed[0]!.error.message).toMatch(/injected/);
   expect(bad.failed[0]!.committed).toBe(bad.state);
@@ -117,12 +119,12 @@ test('one session whose write fails is refused alone: the others commit in the s
     expect(JSON.parse(j.loadSession(s.id)!.checkpoint).title).toBe('moved');
     expect(j.isAdmitted(s.id, `m_${s.id}`)).toBe(true);
   }
-  writer.close();
+  await writer.close();
 });
 
 test('a failure that ends the whole transaction is retried write by write: exactly the failing session fails', async () => {
   // RAISE(ROLLBACK) ends the outer transaction, not only the session's savepoint.
-  const { j, writer, log, a, bad, c } = withBadSession('RAISE(ROLLBACK, \'whole\')');
+  const { j, writer, log, a, bad, c } = await withBadSession('RAISE(ROLLBACK, \'whole\')');
   for (const s of [a, bad, c]) s.recorder.record({ entries: [warning('y')], state: s.state, items: [], admission: undefined });
   await tick();
   expect(bad.failed.map((f) => f.error.message)).toEqual([expect.stringMatching(/whole/)]);
@@ -130,25 +132,28 @@ test('a failure that ends the whole transaction is retried write by write: exact
   expect(j.loadSession('s_a')!.headSequence).toBe(2);
   expect(j.loadSession('s_c')!.headSequence).toBe(2);
   expect(j.loadSession('s_bad')!.headSequence).toBe(1);
-  writer.close();
+  await writer.close();
 });
 
 test('an async storage call: subscribers hear after it resolves; writes scheduled meanwhile go into the next tick', async () => {
   const j = openJournal();
   let release: (() => void) | null = null;
+  let hold = false;
   const calls: number[] = [];
   const slow: JournalWriter = {
     commit: (w: BatchWrite) => j.commit(w),
     commitMany: (writes: readonly BatchWrite[]) =>
       new Promise<WriteOutcome[]>((resolve) => {
+        if (!hold) return resolve(j.commitMany(writes));
         calls.push(writes.length);
         release = () => resolve(j.commitMany(writes));
       }),
   };
   const writer = new SharedWriter(slow, { tickMs: 1 });
   const log: string[] = [];
-  const a = session(slow, writer, 's_a', log);
-  const b = session(slow, writer, 's_b', log);
+  const a = await session(writer, 's_a', log);
+  const b = await session(writer, 's_b', log);
+  hold = true;
   log.length = 0;
   a.recorder.record({ entries: [warning('a1')], state: a.state, items: [], admission: undefined });
   b.recorder.record({ entries: [warning('b1')], state: b.state, items: [], admission: undefined });
@@ -168,29 +173,29 @@ test('an async storage call: subscribers hear after it resolves; writes schedule
   expect(j.readAfter('s_a', 0, 10).map((x) => x.sequence)).toEqual([1, 2, 3]);
 });
 
-test('a delta batch reuses the checkpoint JSON only while the state, transcript and ingress sequence are unchanged', () => {
+test('a delta batch reuses the checkpoint JSON only while the state, transcript and ingress sequence are unchanged', async () => {
   const j = openJournal();
   const writer = new SharedWriter(j, { tickMs: 1000 });
-  const s = session(j, writer, 's_ck', []);
+  const s = await session(writer, 's_ck', []);
   const checkpoint = () => JSON.parse(j.loadSession('s_ck')!.checkpoint) as SessionState;
   s.recorder.record({ entries: [warning('d1')], state: s.state, items: [], admission: undefined });
-  s.recorder.flush();
+  await s.recorder.flush();
   expect(checkpoint().last_ingress_seq).toBe(0);
   s.setIngress(5);
   s.recorder.record({ entries: [warning('d2')], state: s.state, items: [], admission: undefined });
-  s.recorder.flush();
+  await s.recorder.flush();
   expect(checkpoint().last_ingress_seq).toBe(5);
   const moved = { ...s.state, title: 'new' };
   s.recorder.record({ entries: [warning('d3')], state: moved, items: [{ role: 'user', text: 'hi' }], admission: undefined });
-  s.recorder.flush();
+  await s.recorder.flush();
   expect(checkpoint()).toMatchObject({ title: 'new', transcript_length: 1, last_ingress_seq: 5 });
-  writer.close();
+  await writer.close();
 });
 
 test('WAL checkpoints run in the worker thread, and a WAL past its bound is reported as behind', async () => {
   const j = openJournal();
   const writer = new SharedWriter(j, { tickMs: 1 });
-  session(j, writer, 's_w', []);
+  await session(writer, 's_w', []);
   await tick(400); // idle: the journal asks for a checkpoint
   await j.checkpointIdle();
   const status = j.checkpointStatus()!;
@@ -206,5 +211,5 @@ test('WAL checkpoints run in the worker thread, and a WAL past its bound is repo
   expect(tight.status().behind).toBe(true);
   expect(behind).toHaveLength(1);
   tight.close();
-  writer.close();
+  await writer.close();
 });

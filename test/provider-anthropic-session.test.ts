@@ -53,7 +53,7 @@ describe('anthropic route in a session', () => {
       approval_policy: 'auto',
       models: { routes: { claude: { ...route, base_url: fake.baseURL, reasoning_efforts: ['low', 'high'] } } },
     });
-    const d = h.host.create({ cwd: h.dir });
+    const d = await h.host.create({ cwd: h.dir });
     const s = h.host.open(d.session_id)!;
     const w = new Watcher(s);
     s.submit(op({ type: 'set_model', route: 'claude', reasoning_effort: 'high' }));

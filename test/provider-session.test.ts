@@ -23,7 +23,7 @@ afterEach(async () => {
   await fake.close();
 });
 
-function start(limits: object = {}) {
+async function start(limits: object = {}) {
   h = openHost({
     approval_policy: 'auto',
     models: {
@@ -32,7 +32,7 @@ function start(limits: object = {}) {
     },
     limits,
   });
-  const d = h.host.create({ cwd: h.dir });
+  const d = await h.host.create({ cwd: h.dir });
   const s = h.host.open(d.session_id)!;
   s.submit(op({ type: 'set_model', route: 'gpt' }));
   return { s, w: new Watcher(s), id: d.session_id };
@@ -46,7 +46,7 @@ const toolCall = (id: string, name: string, args: string) => [
 
 describe('openai route in a session', () => {
   test('a tool-using conversation: tool call split across chunks, result sent back, usage counted', async () => {
-    const { s, w } = start();
+    const { s, w } = await start();
     writeFileSync(join(h.dir, 'notes.txt'), 'the secret word is teal');
     fake.enqueue(
       sse([chunk.role(), ...toolCall('call_a', 'read_file', '{"path":"notes.txt"}'), chunk.usage(100, 10)]),
@@ -70,7 +70,7 @@ describe('openai route in a session', () => {
   });
 
   test('a stalled stream fails the turn after model_idle_timeout_ms; the session keeps working', async () => {
-    const { s, w } = start({ model_idle_timeout_ms: 300 });
+    const { s, w } = await start({ model_idle_timeout_ms: 300 });
     fake.enqueue(sseThenHang([chunk.role(), chunk.text('thinking')]), sse([chunk.text('back'), chunk.finish('stop')]));
     s.submit(msg('hello'));
     const failed = await w.next('turn_failed');
@@ -80,7 +80,7 @@ describe('openai route in a session', () => {
   });
 
   test('HTTP 500 is retried, then the turn fails with a typed error', async () => {
-    const { s, w } = start();
+    const { s, w } = await start();
     fake.enqueue(...Array.from({ length: 4 }, () => status(500, { error: { message: 'boom' } })));
     s.submit(msg('hello'));
     const failed = await w.next('turn_failed', 1, 20_000);
@@ -92,7 +92,7 @@ describe('openai route in a session', () => {
   }, 30_000);
 
   test('a reply cut off by length is continued', async () => {
-    const { s, w } = start();
+    const { s, w } = await start();
     fake.enqueue(sse([chunk.text('first half, '), chunk.finish('length')]), sse([chunk.text('second half.'), chunk.finish('stop')]));
     s.submit(msg('write a lot'));
     const done = await w.next('turn_complete');
@@ -118,7 +118,7 @@ describe('openai route in a session', () => {
   });
 
   test('a reply still cut off after the last continuation completes with stop_reason length', async () => {
-    const { s, w } = start();
+    const { s, w } = await start();
     for (let i = 0; i < 4; i++) fake.enqueue(sse([chunk.text(`p${i} `), chunk.finish('length')]));
     s.submit(msg('write forever'));
     const done = await w.next('turn_complete');
@@ -128,14 +128,14 @@ describe('openai route in a session', () => {
   });
 
   test('the same tool call three times in a row fails with doom_loop_detected', async () => {
-    const { s, w } = start();
+    const { s, w } = await start();
     for (let i = 0; i < 3; i++) fake.enqueue(sse(toolCall(`call_${i}`, 'list_dir', '{"path":"."}')));
     s.submit(msg('loop'));
     expect((await w.next('turn_failed')).error.code).toBe('doom_loop_detected');
   });
 
   test('max_model_steps fails the turn', async () => {
-    const { s, w } = start({ max_model_steps: 2 });
+    const { s, w } = await start({ max_model_steps: 2 });
     fake.enqueue(sse(toolCall('c1', 'list_dir', '{"path":"."}')), sse(toolCall('c2', 'list_dir', '{"path":"./"}')));
     s.submit(msg('go'));
     expect((await w.next('turn_failed')).error.code).toBe('max_model_steps_exceeded');
@@ -149,7 +149,7 @@ test('token counters saturate instead of overflowing', () => {
 });
 
 test('the idle timeout does not run during a retry back-off: a Retry-After longer than it does not fail the call', async () => {
-  const { s, w } = start({ model_idle_timeout_ms: 400 });
+  const { s, w } = await start({ model_idle_timeout_ms: 400 });
   fake.enqueue(
     status(429, { error: { message: 'slow down' } }, { 'retry-after': '1' }),
     sse([chunk.role(), chunk.text('after the wait'), chunk.finish('stop'), chunk.usage(10, 2)]),

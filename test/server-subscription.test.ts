@@ -42,7 +42,7 @@ afterEach(async () => {
 
 async function sessionWithTurns(turns: number): Promise<{ session: Session; watcher: Watcher }> {
   h = openHost({ approval_policy: 'auto' });
-  const id = h.host.create({}).session_id;
+  const id = (await h.host.create({})).session_id;
   const session = h.host.open(id)!;
   const watcher = new Watcher(session);
   for (let i = 0; i < turns; i++) await runTurn(session, watcher, `turn ${i}`);

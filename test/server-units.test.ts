@@ -184,7 +184,7 @@ describe('readHistory', () => {
   it('reads only about one frame of batches, newest first, whatever the limit', async () => {
     const h = openHost({ approval_policy: 'auto' });
     try {
-      const id = h.host.create({}).session_id;
+      const id = (await h.host.create({})).session_id;
       const session = h.host.open(id)!;
       const w = new Watcher(session);
       for (let i = 0; i < 4; i++) {

@@ -38,7 +38,7 @@ function deep(levels: number): Record<string, unknown> {
 test('tool arguments nested 5000 levels deep: an error result to the model, no approval request, the turn goes on', async () => {
   const model = toolThenText(() => ({ command: 'echo hi', nested: deep(5000) }));
   h = openTestHost({ approval_policy: 'ask' }, { modelClient: () => model });
-  const id = h.host.create({ cwd: h.dir }).session_id;
+  const id = (await h.host.create({ cwd: h.dir })).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);
   s.submit(msg('call deep'));
@@ -59,7 +59,7 @@ test('tool arguments nested 5000 levels deep: an error result to the model, no a
 test('tool arguments over 1 MiB are refused the same way', async () => {
   const model = toolThenText(() => ({ command: 'x'.repeat(1024 * 1024 + 10) }));
   h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
-  const s = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const s = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
   const w = new Watcher(s);
   s.submit(msg('call big'));
   await w.next('turn_complete');
@@ -79,7 +79,7 @@ test('an exception inside the actor fails the open turn "internal", stops the se
       : { command: 'echo fine' },
   );
   h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
-  const id = h.host.create({ cwd: h.dir }).session_id;
+  const id = (await h.host.create({ cwd: h.dir })).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);
   const stopped: string[] = [];

@@ -13,7 +13,7 @@ let h: Harness | undefined;
 
 async function startWithTool(command: string) {
   h = openTestHost({ approval_policy: 'auto' });
-  const id = h.host.create({ cwd: h.dir }).session_id;
+  const id = (await h.host.create({ cwd: h.dir })).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);
   const stopped: string[] = [];

@@ -24,7 +24,7 @@ function bigReply(size: number, delta: number, char = 'é'): ModelClient {
 test('a 5 MiB reply: every batch frame stays within 4 MiB, the full agent_message is cut and marked truncated', async () => {
   // 2.6 M two-byte characters: 5.2 MB of UTF-8, in large deltas.
   h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => bigReply(2_600_000, 400_000) });
-  const id = h.host.create({ cwd: h.dir }).session_id;
+  const id = (await h.host.create({ cwd: h.dir })).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);
   s.submit(msg('talk a lot'));

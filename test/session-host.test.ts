@@ -13,7 +13,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('quiet sessions with no subscribers are evicted and hydrate again on open; busy or watched ones stay', async () => {
   h = openHost({ approval_policy: 'auto', limits: { evict_idle_ms: 100 } });
-  const a = h.host.create({ cwd: h.dir });
+  const a = await h.host.create({ cwd: h.dir });
   await sleep(300);
   expect(h.host.isResident(a.session_id)).toBe(false);
   expect(h.host.residentCount).toBe(0);
@@ -31,7 +31,7 @@ test('quiet sessions with no subscribers are evicted and hydrate again on open; 
   await sleep(500);
   expect(h.host.isResident(a.session_id)).toBe(true); // a subscriber is attached
 
-  const b = h.host.create({ cwd: h.dir });
+  const b = await h.host.create({ cwd: h.dir });
   const sb = h.host.open(b.session_id)!;
   const wb = new Watcher(sb);
   sb.submit(msg('hi'));
@@ -43,9 +43,10 @@ test('quiet sessions with no subscribers are evicted and hydrate again on open; 
   expect(again.descriptor()).toMatchObject({ status: 'idle', head_sequence: sb.headSequence() });
 });
 
-test('list pages newest first', () => {
+test('list pages newest first', async () => {
   h = openHost();
-  const ids = Array.from({ length: 5 }, () => h.host.create({ cwd: h.dir }).session_id);
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push((await h.host.create({ cwd: h.dir })).session_id);
   const first = h.host.list({ limit: 2 });
   expect(first.sessions.map((s) => s.session_id)).toEqual([ids[4], ids[3]]);
   const second = h.host.list({ limit: 2, before: first.next_before! });
@@ -54,16 +55,16 @@ test('list pages newest first', () => {
   expect(last).toEqual({ sessions: [expect.objectContaining({ session_id: ids[0] })], next_before: null });
 });
 
-test('create refuses unknown routes and missing directories with typed errors', () => {
+test('create refuses unknown routes and missing directories with typed errors', async () => {
   h = openHost();
-  expect(() => h.host.create({ model_route: 'nope' })).toThrow(AgentdError);
-  expect(() => h.host.create({ cwd: '/definitely/not/here' })).toThrow(/not an existing directory/);
+  await expect(h.host.create({ model_route: 'nope' })).rejects.toThrow(AgentdError);
+  await expect(h.host.create({ cwd: '/definitely/not/here' })).rejects.toThrow(/not an existing directory/);
   expect(h.host.open('s_unknown')).toBeNull();
 });
 
 test('events of a turn carry the submission id of the message that started it', async () => {
   h = openHost({ approval_policy: 'auto' });
-  const s = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const s = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
   const w = new Watcher(s);
   s.submit(msg('!sh echo hi', undefined, 'start-1'));
   await w.next('turn_complete');
@@ -74,8 +75,8 @@ test('events of a turn carry the submission id of the message that started it', 
 
 test('a session whose recovery fails gets a clear error; the daemon and other sessions go on', async () => {
   h = openHost({ approval_policy: 'auto' });
-  const broken = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
-  const fine = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const broken = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  const fine = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
   const bw = new Watcher(broken);
   const fw = new Watcher(fine);
   broken.submit(msg('!sleep 5000', undefined, 'long-b'));
@@ -110,9 +111,9 @@ test('a session whose recovery fails gets a clear error; the daemon and other se
 
 test("one session's slow model or running tool never blocks another", async () => {
   h = openHost({ approval_policy: 'auto' });
-  const slowModel = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
-  const slowTool = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
-  const quick = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const slowModel = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  const slowTool = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  const quick = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
   const [wm, wt, wq] = [new Watcher(slowModel), new Watcher(slowTool), new Watcher(quick)];
   slowModel.submit(msg('!sleep 3000'));
   slowTool.submit(msg('!sh sleep 3'));
@@ -133,7 +134,7 @@ test("one session's slow model or running tool never blocks another", async () =
 
 test('closing the host leaves no shell command running, even one that ignores TERM', async () => {
   h = openHost({ approval_policy: 'auto' });
-  const s = h.host.open(h.host.create({ cwd: h.dir }).session_id)!;
+  const s = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
   const w = new Watcher(s);
   s.submit(msg('!sh trap "" TERM; echo $$ > sh.pid; sleep 30 & wait'));
   await w.next('tool_call_begin');

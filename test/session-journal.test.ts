@@ -15,16 +15,16 @@ afterEach(async () => {
   }
 });
 
-function start(config: object = { approval_policy: 'auto' }) {
+async function start(config: object = { approval_policy: 'auto' }) {
   h = openHost(config);
-  const d = h.host.create({ cwd: h.dir });
+  const d = await h.host.create({ cwd: h.dir });
   const s = h.host.open(d.session_id)!;
   return { s, w: new Watcher(s), id: d.session_id };
 }
 
 describe('journal', () => {
   test('batches are gap-free from 1 and replay equals the live stream', async () => {
-    const { s, w, id } = start();
+    const { s, w, id } = await start();
     for (let i = 0; i < 5; i++) s.submit(msg(`m${i} ${'x'.repeat(200)}`));
     s.submit(msg('!sh seq 1 200'));
     await w.next('turn_complete', 6);
@@ -40,7 +40,7 @@ describe('journal', () => {
   });
 
   test('readBefore pages backwards', async () => {
-    const { s, w, id } = start();
+    const { s, w, id } = await start();
     for (let i = 0; i < 3; i++) s.submit(msg(`m${i}`));
     await w.next('turn_complete', 3);
     const head = s.headSequence();
@@ -50,7 +50,7 @@ describe('journal', () => {
   });
 
   test('message admission is idempotent, also after reopening the database', async () => {
-    const { s, w, id } = start();
+    const { s, w, id } = await start();
     const outcomes: string[] = [];
     s.submit(msg('once', undefined, 'dup-1'), (o) => outcomes.push(o));
     await w.next('turn_complete');
@@ -69,8 +69,8 @@ describe('journal', () => {
     expect(w.count('user_message')).toBe(1);
   });
 
-  test('schema migrations are recorded in a version table', () => {
-    const { id } = start();
+  test('schema migrations are recorded in a version table', async () => {
+    const { id } = await start();
     const db = new Database(join(h!.dir, 'agentd.db'), { readonly: true });
     const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
     expect(versions).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));
@@ -79,8 +79,8 @@ describe('journal', () => {
     db.close();
   });
 
-  test('synchronous is configurable', () => {
-    const dir = join(start().w.session.id, '..');
+  test('synchronous is configurable', async () => {
+    const dir = join((await start()).w.session.id, '..');
     void dir;
     const j = new Journal(join(h!.dir, 'other.db'), { synchronous: 'FULL' });
     expect(j.db.pragma('synchronous', { simple: true })).toBe(2);
@@ -90,8 +90,8 @@ describe('journal', () => {
     n.close();
   });
 
-  test('a database from a newer agentd is refused with a clear error', () => {
-    start();
+  test('a database from a newer agentd is refused with a clear error', async () => {
+    await start();
     const path = join(h!.dir, 'newer.db');
     const j = new Journal(path);
     j.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(SCHEMA_VERSION + 1, 0);
@@ -102,7 +102,7 @@ describe('journal', () => {
 
 describe('commit failures', () => {
   test('a failed commit rolls back to the last checkpoint and fails the turn; the session goes on', async () => {
-    const { s, w, id } = start();
+    const { s, w, id } = await start();
     s.submit(msg('before'));
     await w.next('turn_complete');
     const usageBefore = s.state.usage_total;
@@ -132,8 +132,8 @@ describe('commit failures', () => {
   });
 
   test('a read-only database: the message is not admitted, the session stops, others keep running, recovery later', async () => {
-    const { s, w, id } = start();
-    const other = h!.host.create({ cwd: h!.dir });
+    const { s, w, id } = await start();
+    const other = await h!.host.create({ cwd: h!.dir });
     s.submit(msg('!sleep 100'));
     await w.next('turn_started');
     h!.host.journal.withDatabase((d) => d).pragma('query_only = ON');
@@ -164,7 +164,7 @@ describe('commit failures', () => {
 
 describe('a full disk', () => {
   test('SQLITE_FULL: the message is refused, nothing is half-written, the session goes on once there is room', async () => {
-    const { s, w, id } = start();
+    const { s, w, id } = await start();
     s.submit(msg('warm up'));
     await w.next('turn_complete');
     const db = h!.host.journal.withDatabase((d) => d);
@@ -195,7 +195,7 @@ describe('a full disk', () => {
 
 describe('batch size', () => {
   test('a long reply is split into batches of bounded size, never one giant frame', async () => {
-    const { s, w, id } = start();
+    const { s, w, id } = await start();
     const text = 'x'.repeat(300 * 1024);
     s.submit(msg(text));
     await w.next('turn_complete', 1, 20_000);

@@ -19,15 +19,15 @@ afterEach(async () => {
   cleanup(h.dir);
 });
 
-function newSession(config = {}) {
-  const d = h.host.create(config);
+async function newSession(config = {}) {
+  const d = await h.host.create(config);
   const s = h.host.open(d.session_id)!;
   return { s, w: new Watcher(s), id: d.session_id };
 }
 
 describe('idle session', () => {
   test('message starts a turn and is admitted once committed', async () => {
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     const outcomes: string[] = [];
     const r = s.submit(msg('hello', undefined, 'm-idle'), (o) => outcomes.push(o));
     expect(r).toEqual({ ok: true, ingress_seq: 1 });
@@ -46,7 +46,7 @@ describe('idle session', () => {
   });
 
   test('interrupt and exec_approval warn', async () => {
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     s.submit(op({ type: 'interrupt', turn_id: 'turn_x' }, 'i1'));
     s.submit(op({ type: 'exec_approval', id: 'a1', decision: 'approve' }, 'e1'));
     await w.next('warning', 2);
@@ -58,7 +58,7 @@ describe('idle session', () => {
   });
 
   test('set_model switches route; unknown route and effort warn', async () => {
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     s.submit(op({ type: 'set_model', route: 'alt', reasoning_effort: 'high' }));
     s.submit(op({ type: 'set_model', route: 'nope' }));
     s.submit(op({ type: 'set_model', route: 'alt', reasoning_effort: 'ultra' }));
@@ -70,7 +70,7 @@ describe('idle session', () => {
   });
 
   test('capability_command: session status and title; unknown capability and command warn', async () => {
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     s.submit(op({ type: 'capability_command', capability: 'session', command: 'title', input: 'My work' }));
     s.submit(op({ type: 'capability_command', capability: 'session', command: 'status' }));
     s.submit(op({ type: 'capability_command', capability: 'git', command: 'status' }));
@@ -87,10 +87,10 @@ describe('idle session', () => {
   });
 
   test('resume_session: a valid checkpoint yields its context; an unknown one warns', async () => {
-    const other = newSession({ title: 'other' });
+    const other = await newSession({ title: 'other' });
     other.s.submit(msg('remember me'));
     await other.w.next('turn_complete');
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     s.submit(op({ type: 'resume_session', session_id: other.id }));
     s.submit(op({ type: 'resume_session', session_id: 's_missing' }));
     await w.next('warning');
@@ -112,7 +112,7 @@ describe('idle session', () => {
 
 describe('running session', () => {
   test('queued messages start their own turns in order; steer joins the running turn', async () => {
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     s.submit(msg('!sleep 200'));
     await w.next('turn_started');
     s.submit(msg('second'));
@@ -135,7 +135,7 @@ describe('running session', () => {
   });
 
   test('interrupt with the active turn id ends the turn; another id warns', async () => {
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     s.submit(msg('!sleep 5000'));
     const started = await w.next('turn_started');
     await w.next('agent_message_delta');
@@ -167,7 +167,7 @@ describe('running session', () => {
         },
       }),
     });
-    const { s, w } = newSession();
+    const { s, w } = await newSession();
     s.submit(msg('!sleep 150'));
     await w.next('turn_started');
     s.submit(msg('next'));
@@ -177,7 +177,7 @@ describe('running session', () => {
   });
 
   test('exec_approval with a stale id warns while an approval is pending', async () => {
-    const { s, w } = newSession({ approval_policy: 'ask' });
+    const { s, w } = await newSession({ approval_policy: 'ask' });
     s.submit(msg('!sh echo hi'));
     const req = await w.next('exec_approval_request');
     s.submit(op({ type: 'exec_approval', id: 'appr_old', decision: 'approve' }));

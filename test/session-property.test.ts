@@ -116,7 +116,7 @@ test('random op interleavings keep the journal and turn invariants', async () =>
     fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), async (cmds) => {
       const h = openHost({ approval_policy: 'auto', models: { routes: { alt: { provider: 'scripted' } } }, limits: { inbox_capacity: 8 } });
       try {
-        const d = h.host.create({ cwd: h.dir });
+        const d = await h.host.create({ cwd: h.dir });
         const s = h.host.open(d.session_id)!;
         const real: Real = { s, w: new Watcher(s), outcomes: new Map(), n: 0 };
         const model: Model = { sent: [], accepted: [], duplicates: 0 };

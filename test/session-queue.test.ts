@@ -29,7 +29,7 @@ async function queueMessages(s: Session, n: number, burst: number, text: (i: num
 /** A session whose turn waits for approval of a shell call. */
 async function awaitingApproval(config: object) {
   h = openTestHost({ approval_policy: 'ask', ...config });
-  const id = h.host.create({ cwd: h.dir }).session_id;
+  const id = (await h.host.create({ cwd: h.dir })).session_id;
   const s = h.host.open(id)!;
   const w = new Watcher(s);
   s.submit(msg('!sh echo first'));

@@ -3,6 +3,7 @@ import { expect, test } from 'vitest';
 import { LIMITS } from '../protocol/limits.js';
 import type { CommittedBatch } from '../src/journal/journal.js';
 import { eventEntry } from '../src/session/event_fit.js';
+import { SharedWriter } from '../src/journal/writer.js';
 import { Recorder } from '../src/session/recorder.js';
 import { newSessionState, type SessionState } from '../src/session/state.js';
 import { Transcript } from '../src/session/transcript.js';
@@ -24,7 +25,7 @@ function setup() {
   const committed: CommittedBatch[] = [];
   const failed: Array<{ error: Error; committed: SessionState }> = [];
   const recorder = new Recorder({
-    journal,
+    writer: new SharedWriter(journal, { tickMs: 1000 }),
     state,
     head: 0,
     transcript,
@@ -48,7 +49,7 @@ test('a change commits with its state, transcript items and admission; the first
   });
   expect(recorder.hasPending).toBe(true);
   expect(committed).toHaveLength(0);
-  expect(recorder.flush()).toBe(true);
+  expect(await recorder.flush()).toBe(true);
   await Promise.resolve();
   expect(committed.map((b) => b.sequence)).toEqual([1]);
   expect(committed[0]!.events.map((e) => e.msg)).toEqual([
@@ -64,11 +65,11 @@ test('a change commits with its state, transcript items and admission; the first
   expect(recorder.committed.title).toBe('after');
 });
 
-test('events too large for one frame are split into consecutive batches of one commit', () => {
+test('events too large for one frame are split into consecutive batches of one commit', async () => {
   const { journal, state, recorder, committed, warning } = setup();
   const big = 'x'.repeat(1_500_000);
   recorder.record({ entries: [warning(big), warning(big), warning(big), warning('small')], state, items: [], admission: undefined });
-  recorder.flush();
+  await recorder.flush();
   expect(committed.map((b) => b.sequence)).toEqual([1, 2]);
   for (const b of committed) expect(Buffer.byteLength(b.frame)).toBeLessThanOrEqual(LIMITS.frameMaxBytes);
   expect(committed.flatMap((b) => b.events)).toHaveLength(4);
@@ -78,7 +79,7 @@ test('events too large for one frame are split into consecutive batches of one c
 test('a failed commit writes nothing, drops the transcript items, rejects the admission and reports the committed state', async () => {
   const { journal, state, transcript, recorder, committed, failed, warning } = setup();
   recorder.record({ entries: [warning('ok')], state, items: [], admission: undefined });
-  recorder.flush();
+  await recorder.flush();
   journal.withDatabase((db) => db.pragma('query_only = ON'));
   const rejected: string[] = [];
   recorder.record({
@@ -87,7 +88,7 @@ test('a failed commit writes nothing, drops the transcript items, rejects the ad
     items: [{ role: 'user', text: 'doomed' }],
     admission: { submission_id: 'm2', onRejected: (m) => rejected.push(m) },
   });
-  expect(recorder.flush()).toBe(false);
+  expect(await recorder.flush()).toBe(false);
   await Promise.resolve();
   expect(failed).toHaveLength(1);
   expect(failed[0]!.committed).toBe(state);

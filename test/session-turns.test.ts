@@ -16,10 +16,10 @@ afterEach(async () => {
   }
 });
 
-function start(config: object = {}, model?: ModelClient | ((route: never) => ModelClient)) {
+async function start(config: object = {}, model?: ModelClient | ((route: never) => ModelClient)) {
   const modelClient = typeof model === 'function' ? model : model ? () => model : undefined;
   h = openHost(config, modelClient ? { modelClient } : {});
-  const d = h.host.create({ cwd: h.dir });
+  const d = await h.host.create({ cwd: h.dir });
   const s = h.host.open(d.session_id)!;
   return { s, w: new Watcher(s), id: d.session_id };
 }
@@ -43,7 +43,7 @@ async function waitFor(pred: () => boolean, timeoutMs = 5000): Promise<void> {
 
 describe('approvals (policy ask)', () => {
   test('approve runs the command once', async () => {
-    const { s, w } = start({ approval_policy: 'ask' });
+    const { s, w } = await start({ approval_policy: 'ask' });
     s.submit(msg('!sh echo ran >> log.txt'));
     const req = await w.next('exec_approval_request');
     expect(req).toMatchObject({ tool: 'shell', arguments: { command: 'echo ran >> log.txt' }, cwd: h!.dir });
@@ -57,7 +57,7 @@ describe('approvals (policy ask)', () => {
   });
 
   test('approve_for_session stops asking for the identical call only', async () => {
-    const { s, w } = start({ approval_policy: 'ask' });
+    const { s, w } = await start({ approval_policy: 'ask' });
     s.submit(msg('!sh echo same'));
     const req = await w.next('exec_approval_request');
     s.submit(op({ type: 'exec_approval', id: req.approval_id, decision: 'approve_for_session' }));
@@ -71,7 +71,7 @@ describe('approvals (policy ask)', () => {
   });
 
   test('deny gives the call a denied result and the turn goes on', async () => {
-    const { s, w } = start({ approval_policy: 'ask' });
+    const { s, w } = await start({ approval_policy: 'ask' });
     s.submit(msg('!sh touch nope'));
     const req = await w.next('exec_approval_request');
     s.submit(op({ type: 'exec_approval', id: req.approval_id, decision: 'deny' }));
@@ -82,7 +82,7 @@ describe('approvals (policy ask)', () => {
   });
 
   test('abort interrupts the turn', async () => {
-    const { s, w } = start({ approval_policy: 'ask' });
+    const { s, w } = await start({ approval_policy: 'ask' });
     s.submit(msg('!sh touch nope'));
     const req = await w.next('exec_approval_request');
     s.submit(op({ type: 'exec_approval', id: req.approval_id, decision: 'abort' }));
@@ -94,7 +94,7 @@ describe('approvals (policy ask)', () => {
   });
 
   test('interrupt while awaiting approval cancels the request', async () => {
-    const { s, w } = start({ approval_policy: 'ask' });
+    const { s, w } = await start({ approval_policy: 'ask' });
     s.submit(msg('!sh touch nope'));
     const req = await w.next('exec_approval_request');
     const turnId = s.descriptor().active_turn_id!;
@@ -109,7 +109,7 @@ describe('approvals (policy ask)', () => {
 
 describe('interrupts', () => {
   test('mid-tool: the whole process group dies and turn_interrupted commits within 500 ms', async () => {
-    const { s, w } = start({ approval_policy: 'auto' });
+    const { s, w } = await start({ approval_policy: 'auto' });
     s.submit(msg('!sh echo $$ > sh.pid; sleep 30 & echo $! > child.pid; trap "" TERM; wait'));
     await w.next('tool_call_begin');
     await waitFor(() => existsSync(join(h!.dir, 'child.pid')) && readFileSync(join(h!.dir, 'child.pid'), 'utf8').endsWith('\n'));
@@ -128,7 +128,7 @@ describe('interrupts', () => {
 
   test('mid-stream: the model stream is aborted', async () => {
     let aborted = false;
-    const { s, w } = start({ approval_policy: 'auto' }, () => ({
+    const { s, w } = await start({ approval_policy: 'auto' }, () => ({
       async *stream(req) {
         req.signal.addEventListener('abort', () => (aborted = true));
         yield* scriptedModel.stream(req);
@@ -148,7 +148,7 @@ describe('interrupts', () => {
 
 describe('inbox', () => {
   test('a full inbox answers busy for exactly the overflow; capacity frees as submissions are handled', async () => {
-    const { s, w } = start({ approval_policy: 'auto', limits: { inbox_capacity: 4 } });
+    const { s, w } = await start({ approval_policy: 'auto', limits: { inbox_capacity: 4 } });
     s.submit(msg('!sleep 300'));
     await w.next('turn_started');
     const results = Array.from({ length: 10 }, (_, i) => s.submit(msg(`q${i}`)));
@@ -167,7 +167,7 @@ describe('inbox', () => {
   });
 
   test('ingress sequence numbers count up and continue after rehydration', async () => {
-    const { s, w, id } = start({ approval_policy: 'auto' });
+    const { s, w, id } = await start({ approval_policy: 'auto' });
     expect(s.submit(op({ type: 'capability_command', capability: 'session', command: 'status' }))).toEqual({ ok: true, ingress_seq: 1 });
     expect(s.submit(msg('x'))).toEqual({ ok: true, ingress_seq: 2 });
     await w.next('turn_complete');
@@ -177,7 +177,7 @@ describe('inbox', () => {
   });
 
   test('a stopped session answers stopped', async () => {
-    const { s } = start();
+    const { s } = await start();
     s.stop();
     expect(s.submit(msg('x'))).toMatchObject({ ok: false, code: 'stopped' });
   });
@@ -186,7 +186,7 @@ describe('inbox', () => {
 describe('cutoff rule', () => {
   test('ops sent before a turn ends apply before the next queued turn; a flood does not delay it', async () => {
     const routes: string[] = [];
-    const { s, w } = start(
+    const { s, w } = await start(
       { approval_policy: 'auto', models: { routes: { alt: { provider: 'scripted' } } }, limits: { inbox_capacity: 200 } },
       () => ({
         stream: (req) => {
@@ -220,7 +220,7 @@ describe('cutoff rule', () => {
 
 describe('turn limits', () => {
   test('max_model_steps fails the turn with max_model_steps_exceeded', async () => {
-    const { s, w } = start({ approval_policy: 'auto', limits: { max_model_steps: 3 } }, loopModel());
+    const { s, w } = await start({ approval_policy: 'auto', limits: { max_model_steps: 3 } }, loopModel());
     s.submit(msg('go'));
     const failed = await w.next('turn_failed');
     expect(failed.error.code).toBe('max_model_steps_exceeded');
@@ -228,7 +228,7 @@ describe('turn limits', () => {
   });
 
   test('the same tool call three times in a row fails with doom_loop_detected', async () => {
-    const { s, w } = start({ approval_policy: 'auto' }, loopModel(true));
+    const { s, w } = await start({ approval_policy: 'auto' }, loopModel(true));
     s.submit(msg('go'));
     const failed = await w.next('turn_failed');
     expect(failed.error.code).toBe('doom_loop_detected');
@@ -236,7 +236,7 @@ describe('turn limits', () => {
   });
 
   test('!fail fails the turn and the session goes on', async () => {
-    const { s, w } = start();
+    const { s, w } = await start();
     s.submit(msg('!fail'));
     expect((await w.next('turn_failed')).error.code).toBe('scripted_failure');
     s.submit(msg('ok'));
@@ -244,7 +244,7 @@ describe('turn limits', () => {
   });
 
   test('a stalled model stream fails the call after model_idle_timeout_ms', async () => {
-    const { s, w } = start({ limits: { model_idle_timeout_ms: 100 } }, ({
+    const { s, w } = await start({ limits: { model_idle_timeout_ms: 100 } }, ({
       async *stream(req) {
         yield { type: 'text_delta', delta: 'par' };
         await new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(new Error('aborted'))));
@@ -256,7 +256,7 @@ describe('turn limits', () => {
 
   test('a reply cut off by length is continued up to max_output_recovery_attempts', async () => {
     let calls = 0;
-    const { s, w } = start({ limits: { max_output_recovery_attempts: 2 } }, ({
+    const { s, w } = await start({ limits: { max_output_recovery_attempts: 2 } }, ({
       async *stream() {
         calls++;
         yield { type: 'text_delta', delta: `part${calls} ` };
@@ -275,7 +275,7 @@ describe('turn limits', () => {
 
   test('a continuation sees the reply so far and the note; a reply that ends completes with end_turn and one transcript item', async () => {
     const contexts: ContextItem[][] = [];
-    const { s, w } = start({ limits: { max_output_recovery_attempts: 2 } }, ({
+    const { s, w } = await start({ limits: { max_output_recovery_attempts: 2 } }, ({
       async *stream(req) {
         contexts.push(req.context);
         yield { type: 'text_delta', delta: contexts.length === 1 ? 'Hello, ' : contexts.length === 2 ? 'world' : 'next' };
@@ -302,7 +302,7 @@ describe('turn limits', () => {
 
   test('identical calls within one step are not a doom loop; the same call in consecutive steps is', async () => {
     let n = 0;
-    const { s, w } = start({ approval_policy: 'auto' }, ({
+    const { s, w } = await start({ approval_policy: 'auto' }, ({
       async *stream() {
         n++;
         if (n === 1) {
@@ -337,7 +337,7 @@ test("a turn's first events reach subscribers before its model request is built 
   // with the history, so building it must not delay the submission's first batch.
   const seen: string[][] = [];
   let watcher: Watcher | undefined;
-  const { s, w } = start({}, {
+  const { s, w } = await start({}, {
     stream(request) {
       seen.push(watcher!.msgs().map((m) => m.type));
       return scriptedModel.stream(request);

@@ -29,7 +29,7 @@ export async function runAgentd(clients: number, deltas: number): Promise<Agentd
   const dir = tempDir();
   const app = await startInProcess(dir, { approval_policy: 'auto' }, () => deltaModel({ deltas, burst: BURST }));
   try {
-    const sessionId = app.host.create({ cwd: dir }).session_id;
+    const sessionId = (await app.host.create({ cwd: dir })).session_id;
     const c = await startStreamClients({ url: app.wsUrl, clients, mode: 'agentd', sessionId, parse: false });
     const r = await c.go();
     await c.close();

@@ -33,7 +33,7 @@ export async function runAgentd(deltas: number, burst = BURST): Promise<AgentdRu
   const dir = tempDir();
   const app = await startInProcess(dir, { approval_policy: 'auto' }, () => deltaModel({ deltas, burst }));
   try {
-    const sessionId = app.host.create({ cwd: dir }).session_id;
+    const sessionId = (await app.host.create({ cwd: dir })).session_id;
     let first = 0;
     let last = 0;
     app.host.open(sessionId)!.subscribe(() => {

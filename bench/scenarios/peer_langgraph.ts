@@ -50,7 +50,7 @@ export async function runAgentd(turns: number): Promise<Run> {
   const dir = makeWorkspace();
   const host = openHost(dir, { approval_policy: 'auto' }, () => toolLoopModel(STEPS));
   try {
-    const sessionId = host.create({ cwd: dir }).session_id;
+    const sessionId = (await host.create({ cwd: dir })).session_id;
     const session = host.open(sessionId)!;
     let onEnd: ((e: { type: string; model_calls?: number }) => void) | null = null;
     session.subscribe((batch: CommittedBatch) => {

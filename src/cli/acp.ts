@@ -65,7 +65,7 @@ async function startDaemon(dataDir: string): Promise<void> {
 
 export async function runAcp(flags: ConnectionFlags): Promise<void> {
   const dataDir = resolveDataDir(flags.dataDir);
-  const own = !flags.url && !process.env.AGENTD_URL;
+  const own = !flags.url?.length && !process.env.AGENTD_URL;
   if (own && !serving(dataDir)) await startDaemon(dataDir);
   let restarting: Promise<void> | null = null;
   const client = await connectClient(flags, `agentd-acp/${packageVersion()}`, {
@@ -73,7 +73,7 @@ export async function runAcp(flags: ConnectionFlags): Promise<void> {
   });
   // A daemon that died while we were attached (and that nobody restarted) is started again.
   client.events.on('state', (s) => {
-    if (!own || s.kind !== 'reconnecting' || restarting || serving(dataDir) || resolveEndpoint(flags).urlSource !== 'daemon.json') return;
+    if (!own || s.kind !== 'reconnecting' || restarting || serving(dataDir) || resolveEndpoint({ ...(flags.dataDir && { dataDir: flags.dataDir }) }).urlSource !== 'daemon.json') return;
     restarting = startDaemon(dataDir)
       .then(() => {
         client.reconnectNow();

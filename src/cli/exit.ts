@@ -1,5 +1,5 @@
 /**
- * How a client subcommand (attach, send, sessions) ends: its exit codes, the typed
+ * How a client subcommand (attach, send, sessions, new, approve, interrupt, watch) ends: its exit codes, the typed
  * failure that carries one (`CliExit`), and the runner that prints the failure and exits.
  */
 import { ServerError, describeError } from '../client/errors.js';
@@ -11,6 +11,8 @@ export const EXIT = {
   turnFailed: 1,
   /** Bad usage, cannot connect, unknown session, submission rejected. */
   usage: 2,
+  /** Nothing to act on: no approval pending (`approve`), no turn running (`interrupt`). */
+  nothingPending: 3,
   /** `rm`: the session has a running or waiting turn (retry with --force). */
   busy: 3,
   /** Detached with Ctrl-C. */

@@ -10,6 +10,10 @@ import { registerSessions } from './sessions.js';
 import { packageVersion } from './version.js';
 import { registerOpen } from './open.js';
 import { registerCluster } from './cluster.js';
+import { registerNew } from './new.js';
+import { registerApprove } from './approve.js';
+import { registerInterrupt } from './interrupt.js';
+import { registerWatch } from './watch.js';
 import { registerAcp } from './acp.js';
 import { registerRm } from './rm.js';
 
@@ -20,6 +24,10 @@ const COMMANDS: RegisterCommand[] = [
   registerServe,
   registerAttach,
   registerSend,
+  registerNew,
+  registerApprove,
+  registerInterrupt,
+  registerWatch,
   registerSessions,
   registerOpen,
   registerCluster,

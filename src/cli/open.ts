@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { Command } from 'commander';
-import { addConnectionOptions, type ConnectionFlags } from './connect.js';
+import { addConnectionOptions, givenUrls, type ConnectionFlags } from './connect.js';
 import { CliExit, EXIT, runCliCommand } from './exit.js';
 import { endpointHint, resolveEndpoint } from '../client/endpoint.js';
 import { packageVersion } from './version.js';
@@ -59,8 +59,9 @@ export function browserCommand(env: NodeJS.ProcessEnv = process.env, platform = 
 }
 
 async function open(sessionId: string | undefined, flags: OpenFlags): Promise<number> {
+  const url0 = givenUrls(flags)[0];
   const endpoint = resolveEndpoint({
-    ...(flags.url && { url: flags.url }),
+    ...(url0 !== undefined && { url: url0 }),
     ...(flags.token && { token: flags.token }),
     ...(flags.dataDir && { dataDir: flags.dataDir }),
   });

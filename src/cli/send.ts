@@ -1,5 +1,5 @@
 /**
- * `agentd send SESSION_ID TEXT`: submit one message and print its events until that
+ * `agentd send SESSION_ID TEXT` (or `agentd send --new TEXT`, creating the session first): submit one message and print its events until that
  * message's turn ends. The agent's reply goes to stdout, progress (tool calls, output,
  * approvals, the turn's end) to stderr; `--json` prints every event of the turn as one
  * JSON line on stdout instead.
@@ -31,12 +31,15 @@ import { newSubmissionId, type AgentdClient } from '../client/client.js';
 import { ConnectionError, describeError } from '../client/errors.js';
 import { PlainPrinter } from '../render/plain.js';
 import { askApproval } from './ask-approval.js';
+import { callLines, lineText } from '../render/call-view.js';
 import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
 import { CliExit, EXIT, attachFailure, runCliCommand } from './exit.js';
 import { TurnWatch } from './turn-watch.js';
+import { addNewSessionOptions, newSessionConfig, type NewSessionFlags } from './session-options.js';
 import { packageVersion } from './version.js';
 
-export interface SendFlags extends ConnectionFlags {
+export interface SendFlags extends ConnectionFlags, NewSessionFlags {
+  new?: boolean;
   json?: boolean;
   approve?: boolean;
   deny?: boolean;
@@ -46,9 +49,11 @@ export interface SendFlags extends ConnectionFlags {
 
 export function registerSend(program: Command): void {
   const cmd = new Command('send')
-    .description('send one message to a session and print its events until the turn ends')
-    .argument('<session_id>', 'session to send to')
-    .argument('<text>', 'message text ("-" reads it from stdin)')
+    .description('send one message to a session (or a new one with --new) and print its events until the turn ends')
+    .usage('[options] SESSION_ID TEXT | --new [options] TEXT')
+    .argument('<session_id>', 'session to send to (with --new: the message text)')
+    .argument('[text]', 'message text ("-" reads it from stdin)')
+    .option('--new', 'create a session first (configured by --cwd, --route, --policy, --title); its id goes to stderr')
     .option('--json', 'print the turn\'s events as JSON lines on stdout')
     .addOption(new Option('--approve', 'approve every approval request of the turn').conflicts('deny'))
     .addOption(new Option('--deny', 'deny every approval request of the turn').conflicts('approve'))
@@ -65,12 +70,24 @@ Approvals (policy "ask"): --approve / --deny answer every request of the turn; w
 them a terminal is asked [y]es / [a]lways / [n]o / [x] abort, and a non-interactive run
 waits until another frontend (e.g. "agentd attach") answers.
 
+--new creates the session first and prints "session ID" on stderr (with --json, every
+event line carries its session_id).
+
 Exit codes: 0 turn completed, 1 turn failed or interrupted, 2 usage or connection error,
 130 detached with Ctrl-C (the turn keeps running).`,
     );
+  addNewSessionOptions(cmd);
   addConnectionOptions(cmd);
-  cmd.action((sessionId: string, text: string, flags: SendFlags) =>
-    runCliCommand('send', () => send(sessionId, text, flags)),
+  cmd.action((first: string, second: string | undefined, flags: SendFlags) =>
+    runCliCommand('send', () => {
+      if (flags.new) {
+        if (second !== undefined) throw new CliExit('with --new give only the TEXT (the session is created)');
+        return send(null, first, flags);
+      }
+      if (second === undefined) throw new CliExit('give SESSION_ID and TEXT (or --new TEXT)');
+      if (flags.cwd || flags.route || flags.policy || flags.title) throw new CliExit('--cwd, --route, --policy and --title need --new');
+      return send(first, second, flags);
+    }),
   );
   program.addCommand(cmd);
 }
@@ -81,7 +98,7 @@ function readText(text: string): string {
   return data.replace(/\n$/, '');
 }
 
-async function send(sessionId: string, rawText: string, flags: SendFlags): Promise<number> {
+async function send(given: string | null, rawText: string, flags: SendFlags): Promise<number> {
   const text = readText(rawText);
   if (text === '') throw new CliExit('the message is empty');
   const fromStdin = rawText === '-';
@@ -94,6 +111,14 @@ async function send(sessionId: string, rawText: string, flags: SendFlags): Promi
     backoff: { initialMs: 200, maxMs: 2000 },
   });
   try {
+    let sessionId = given;
+    if (sessionId === null) {
+      const created = await client.createSession(newSessionConfig(flags)).catch((err: unknown) => {
+        throw new CliExit(`cannot create the session: ${describeError(err)}`);
+      });
+      sessionId = created.session_id;
+      process.stderr.write(`session ${sessionId}\n`);
+    }
     return await followTurn(client, sessionId, text, flags, printer, interactive);
   } finally {
     printer.finish();
@@ -107,6 +132,14 @@ function eventWriter(flags: SendFlags, printer: PlainPrinter): (b: BatchFrame, e
     if (flags.json) process.stdout.write(`${JSON.stringify({ session_id: b.session_id, sequence: b.sequence, ...ev })}\n`);
     else printer.event(ev);
   };
+}
+
+/** The first line of a call longer than the terminal, repeated above the question; else undefined. */
+function startReminder(req: ExecApprovalRequestMsg): string | undefined {
+  const lines = callLines(req.arguments);
+  const rows = process.stderr.rows ?? 24;
+  if (lines.length <= Math.max(1, rows - 4)) return undefined;
+  return `↑ this call has ${lines.length} lines; it begins: ${lineText(lines[0]!)}`;
 }
 
 /**
@@ -129,13 +162,13 @@ class ApprovalResponder {
     if (this.flags.approve) return void this.answer(req, 'approve');
     if (this.flags.deny) return void this.answer(req, 'deny');
     if (!this.interactive) {
-      this.printer.note(`waiting for approval — answer it in "agentd attach ${this.sessionId}" (or use --approve / --deny)`, 'yellow');
+      this.printer.note(`waiting for approval — answer it with "agentd approve ${this.sessionId}" or in "agentd attach ${this.sessionId}" (or use --approve / --deny)`, 'yellow');
       return;
     }
     this.cancel();
     const ac = new AbortController();
     this.prompt = ac;
-    void askApproval(ac.signal, req.tool).then((decision) => {
+    void askApproval(ac.signal, req.tool, startReminder(req)).then((decision) => {
       if (this.prompt === ac) this.prompt = null;
       if (decision) void this.answer(req, decision);
     });

@@ -170,6 +170,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       logger,
       health: () => ({ ...hostHealth(host), ...(node && { node_id: node.nodeId, sessions_owned: node.sessionsOwned }) }),
       models: modelCatalog(config.models.default, resolveRoutes(config).values()),
+      ...(node && { nodes: () => node.liveNodes() }),
       metrics: { scrape: () => telemetry.scrape(), public: config.server.metrics_public },
       maxConnections: config.server.max_connections,
       maxUnauthenticated: config.server.max_unauthenticated,

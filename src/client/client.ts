@@ -1,6 +1,8 @@
 /**
  * A resilient agentd client: one `ClientConnection` at a time, re-opened with exponential
- * backoff when it drops, re-attaching every attached session with `after_sequence` set
+ * backoff when it drops — to any of its addresses (addresses.ts: the given URLs and, in
+ * cluster mode, the live nodes each connection learns, so a dead node's clients fail over
+ * to a live one) — re-attaching every attached session with `after_sequence` set
  * to the last sequence delivered — so the `batch` stream seen by the user of this class
  * is, per session, in order with no duplicate and no gap (subscriptions.ts).
  */
@@ -16,6 +18,7 @@ import type {
   ModelsFrame,
   SessionDeleted,
 } from '../../protocol/index.js';
+import { DaemonAddresses } from './addresses.js';
 import { backoffDelay, type BackoffOptions } from './backoff.js';
 import { ClientConnection, type ConnectOptions, type ClientConnectionLike } from './connection.js';
 import { Emitter } from './emitter.js';
@@ -30,6 +33,8 @@ export interface ClientOptions extends ConnectOptions {
   maxReconnectAttempts?: number;
   /** Called before every (re)connect: a fresh URL/token (e.g. re-read from daemon.json). */
   refresh?: () => { url: string; token?: string | undefined };
+  /** The addresses to connect to (default: `url` alone); in cluster mode the live nodes are learned into it. */
+  addresses?: DaemonAddresses;
   /** Open connections with this instead of ClientConnection.open (tests). */
   connect?: (options: ConnectOptions) => Promise<ClientConnectionLike>;
 }
@@ -42,8 +47,18 @@ export class AgentdClient {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
   private closedByUser = false;
+  /** Where to connect; learns a cluster's live nodes. */
+  readonly addresses: DaemonAddresses;
+  private url: string | null = null;
 
-  constructor(private readonly options: ClientOptions) {}
+  constructor(private readonly options: ClientOptions) {
+    this.addresses = options.addresses ?? new DaemonAddresses([options.url]);
+  }
+
+  /** The address of the current (or last) connection. */
+  get currentUrl(): string | null {
+    return this.url;
+  }
 
   get currentState(): ClientState {
     return this.state;
@@ -79,19 +94,50 @@ export class AgentdClient {
     this.setState({ kind: 'closed' });
   }
 
-  private open(): Promise<ClientConnectionLike> {
+  /**
+   * Open a connection to the first address that answers (addresses.ts orders them). A
+   * failure retrying cannot help (a refused token) ends the round; else the last error.
+   */
+  private async open(): Promise<ClientConnectionLike> {
     const connect = this.options.connect ?? ((o: ConnectOptions) => ClientConnection.open(o));
-    let options: ConnectOptions = this.options;
+    let token = this.options.token;
     if (this.options.refresh) {
       try {
         const fresh = this.options.refresh();
-        options = { ...this.options, url: fresh.url };
-        if (fresh.token !== undefined) options.token = fresh.token;
+        this.addresses.setGiven([fresh.url]);
+        if (fresh.token !== undefined) token = fresh.token;
       } catch {
         /* keep the previous endpoint */
       }
     }
-    return connect(options);
+    let last: unknown = new ConnectionError('no daemon address to connect to');
+    for (const url of this.addresses.candidates()) {
+      if (this.closedByUser) break;
+      const options: ConnectOptions = { ...this.options, url };
+      if (token !== undefined) options.token = token;
+      try {
+        const conn = await connect(options);
+        this.addresses.connected(url);
+        this.url = url;
+        return conn;
+      } catch (err) {
+        last = err;
+        this.addresses.failed(url);
+        if (err instanceof ConnectionError && !err.retryable) break;
+      }
+    }
+    throw last;
+  }
+
+  /** Learn the cluster's live nodes from a new connection (a single daemon names none). */
+  private learnNodes(conn: ClientConnectionLike): void {
+    if (!conn.listNodes) return;
+    conn.listNodes().then(
+      (answer) => {
+        if (answer.cluster) this.addresses.learn(answer.nodes);
+      },
+      () => undefined, // an older daemon without list_nodes: keep the given addresses
+    );
   }
 
   private setState(state: ClientState): void {
@@ -117,9 +163,11 @@ export class AgentdClient {
       for (const id of d.deleted_session_ids ?? [d.session_id]) this.subs.remove(id);
       this.events.emit('session_deleted', d);
     });
+    const url = this.url;
     conn.events.on('close', (err) => {
       if (this.conn !== conn) return;
       this.conn = null;
+      if (url !== null) this.addresses.failed(url);
       if (this.closedByUser) return;
       if (!err.retryable) {
         this.setState({ kind: 'closed', error: err.message, failure: err });
@@ -127,7 +175,8 @@ export class AgentdClient {
       }
       this.scheduleReconnect(err.message);
     });
-    this.setState({ kind: 'connected', server: conn.server });
+    this.setState(url !== null ? { kind: 'connected', server: conn.server, url } : { kind: 'connected', server: conn.server });
+    this.learnNodes(conn);
   }
 
   private scheduleReconnect(error: string): void {

@@ -31,6 +31,7 @@ import {
   type Submission,
   type ModelsFrame,
   type SessionDeleted,
+  type NodesFrame,
 } from '../../protocol/index.js';
 import { Emitter } from './emitter.js';
 import { ConnectionError, FrameTooLargeError, ServerError, UnreadableFrameError } from './errors.js';
@@ -74,6 +75,8 @@ export interface ClientConnectionLike {
   listModels?(): Promise<ModelsFrame>;
   /** `delete_session` (optional for fakes). */
   deleteSession?(sessionId: string, force?: boolean): Promise<SessionDeleted>;
+  /** `list_nodes`: the cluster's live nodes (optional for fakes). */
+  listNodes?(): Promise<NodesFrame>;
   close(): void;
 }
 
@@ -222,6 +225,10 @@ export class ClientConnection implements ClientConnectionLike {
 
   deleteSession(sessionId: string, force = false): Promise<SessionDeleted> {
     return this.request({ type: 'delete_session', session_id: sessionId, ...(force && { force }) });
+  }
+
+  listNodes(): Promise<NodesFrame> {
+    return this.request({ type: 'list_nodes' });
   }
 
   listSessions(options: ListSessionsOptions = {}): Promise<SessionsPage> {

@@ -5,7 +5,8 @@ import type { ConnectionError } from './errors.js';
 export type ClientState =
   | { kind: 'idle' }
   | { kind: 'connecting' }
-  | { kind: 'connected'; server: string }
+  /** `url`: the daemon address this connection went to (one of several, see addresses.ts). */
+  | { kind: 'connected'; server: string; url?: string }
   | { kind: 'reconnecting'; attempt: number; delayMs: number; retryAt: number; error: string }
   /** For good. `failure` is the typed reason when a connection failure ended it (not `close()`). */
   | { kind: 'closed'; error?: string; failure?: ConnectionError };

@@ -15,7 +15,7 @@ export class ClusterHost implements SessionHostApi {
     readonly node: ClusterNode,
   ) {}
 
-  create(config: CreateSessionConfig): SessionDescriptor {
+  create(config: CreateSessionConfig): Promise<SessionDescriptor> {
     return this.host.create(config);
   }
 

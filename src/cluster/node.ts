@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AdmissionOutcome, Submission } from '../../protocol/index.js';
+import type { AdmissionOutcome, NodeInfo, Submission } from '../../protocol/index.js';
 import { HintListener } from '../journal/pg/listen.js';
 import type { PgSyncJournal } from '../journal/pg/sync.js';
 import type { SubmitAnswer } from '../session/api.js';
@@ -46,6 +46,8 @@ export class ClusterNode implements SessionOwnership {
   private stopped = false;
   private takeoversValue = 0;
   private scanSoon: NodeJS.Immediate | null = null;
+  /** The last `liveNodes()` read (monotonic ms). */
+  private nodesRead: { at: number; nodes: NodeInfo[] } | null = null;
 
   constructor(
     readonly journal: PgSyncJournal,
@@ -303,6 +305,21 @@ export class ClusterNode implements SessionOwnership {
     if (this.scanSoon) clearImmediate(this.scanSoon);
     this.peers.close();
     await this.listener.close();
+  }
+
+  /**
+   * The live nodes (heartbeating, not stopped) and their advertised URLs, for `list_nodes`:
+   * clients learn where to go when their node dies. Read from the database at most once a
+   * heartbeat (many clients reconnecting at once ask once). Throws when the database cannot
+   * be read and nothing was read before.
+   */
+  liveNodes(): NodeInfo[] {
+    const now = performance.now();
+    if (!this.nodesRead || now - this.nodesRead.at >= this.settings.heartbeatMs) {
+      const live = this.journal.status(this.settings.leaseMs).filter((n) => n.alive && !n.stopped);
+      this.nodesRead = { at: now, nodes: live.map((n) => ({ node_id: n.node_id, url: n.advertise_url, self: false })) };
+    }
+    return this.nodesRead.nodes.map((n) => ({ ...n, self: n.node_id === this.nodeId }));
   }
 
   /** SIGTERM (the host is closing): the leases go back at once and the node is marked stopped (others take over now). */

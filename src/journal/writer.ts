@@ -9,7 +9,13 @@
  * left goes into the next tick, started at once.
  *
  * The storage call may answer a Promise (a network database): then the next tick starts
- * when it has settled, and writes scheduled meanwhile wait for it.
+ * when it has settled, and writes scheduled meanwhile wait for it (they gather into it).
+ *
+ * It is the node's only way into the journal: a session's immediate commits (the pump
+ * after a submission, a tool's start, creation, hydration) ask for an urgent tick
+ * (`schedule(source, true)`: the next turn of the event loop instead of the group-commit
+ * delay) and await it; one-off writes of no session (a recovery record) go in with
+ * `submit`.
  */
 import { JournalError } from '../errors.js';
 import type { BatchWrite, JournalWriter, WriteOutcome } from './journal.js';
@@ -61,7 +67,10 @@ export class SharedWriter {
   private readonly waiting = new Set<WriteSource>();
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
-  private inFlight = false;
+  /** The commit in flight (its settling included), if any: the next tick waits for it. */
+  private inFlight: Promise<void> | null = null;
+  /** A waiting source asked for its commit on the next turn of the event loop. */
+  private urgent = false;
   private closed = false;
   private readonly stats: WriterStats = { ticks: 0, writes: 0, max_writes_per_tick: 0, last_tick_ms: 0, max_tick_ms: 0 };
 
@@ -70,17 +79,38 @@ export class SharedWriter {
     private readonly options: SharedWriterOptions,
   ) {}
 
-  /** Commit this source's pending write in the next tick. */
-  schedule(source: WriteSource): void {
+  /**
+   * Commit this source's pending write in the next tick; `urgent`: that tick runs on the
+   * next turn of the event loop (setImmediate) rather than after the group-commit delay.
+   */
+  schedule(source: WriteSource, urgent = false): void {
     this.waiting.add(source);
+    if (urgent) this.urgent = true;
     this.arm();
+  }
+
+  /** One write of no session's recorder (a recovery record), in the next urgent tick. */
+  submit(write: BatchWrite): Promise<WriteOutcome> {
+    return new Promise((resolve) => {
+      let taken = false;
+      this.schedule(
+        {
+          take: () => (taken ? null : ((taken = true), write)),
+          settle: resolve,
+        },
+        true,
+      );
+    });
   }
 
   /** Forget a waiting source (it committed by itself, or it stopped). */
   cancel(source: WriteSource): void {
     this.waiting.delete(source);
     // Nothing left for the armed tick to take: drop its timer instead of letting it fire empty.
-    if (this.waiting.size === 0 && !this.inFlight) this.disarm();
+    if (this.waiting.size === 0 && !this.inFlight) {
+      this.disarm();
+      this.urgent = false;
+    }
   }
 
   get waitingCount(): number {
@@ -92,23 +122,57 @@ export class SharedWriter {
   }
 
   /**
-   * Commit now whatever waits, tick after tick, until nothing does (closing). With a
-   * storage call that answers a Promise, what is in flight settles later.
+   * Run the ticks now for whatever waits, while the storage answers synchronously (SQLite):
+   * start-up, where recovery's writes of every session go into one tick before the server
+   * listens. A storage call that answers a Promise stays in flight (its sessions await it).
    */
-  flushAll(): void {
+  tickNow(): void {
     while (this.waiting.size > 0 && !this.inFlight) this.tick();
   }
 
-  /** Flush and stop ticking; later schedules are committed by flushAll only. */
-  close(): void {
-    this.flushAll();
+  /** Commit whatever waits or is in flight, tick after tick, until nothing does (closing). */
+  async drain(): Promise<void> {
+    for (;;) {
+      if (this.inFlight) await this.inFlight;
+      else if (this.waiting.size > 0) this.tick();
+      else return;
+    }
+  }
+
+  /** Commit what waits and stop ticking; later writes are refused (`the journal is closed`). */
+  async close(): Promise<void> {
+    await this.drain();
     this.closed = true;
     this.disarm();
   }
 
   private arm(): void {
-    if (this.timer || this.immediate || this.inFlight || this.closed) return;
-    this.timer = setTimeout(() => this.tick(), this.options.tickMs);
+    if (this.inFlight) return;
+    if (this.closed) {
+      // Closed: nothing more reaches the journal; whoever waits hears so at once.
+      queueMicrotask(() => this.refuseWaiting());
+      return;
+    }
+    if (this.urgent && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    if (this.timer || this.immediate) return;
+    if (this.urgent) this.immediate = setImmediate(() => this.tick());
+    else this.timer = setTimeout(() => this.tick(), this.options.tickMs);
+  }
+
+  private refuseWaiting(): void {
+    const sources = [...this.waiting];
+    this.waiting.clear();
+    const error = new JournalError('the journal is closed');
+    for (const source of sources) {
+      try {
+        if (source.take()) source.settle({ ok: false, error });
+      } catch (err) {
+        this.options.onError?.(err);
+      }
+    }
   }
 
   private disarm(): void {
@@ -121,6 +185,7 @@ export class SharedWriter {
   /** One tick: take the waiting writes (up to maxBytes), commit them together, settle each. */
   private tick(): void {
     this.disarm();
+    this.urgent = false;
     const started = performance.now();
     const maxBytes = this.options.maxBytes ?? DEFAULT_MAX_BYTES;
     const sources: WriteSource[] = [];
@@ -151,28 +216,29 @@ export class SharedWriter {
       this.settleAll(sources, outcomes, started);
       return this.next(cut);
     }
-    this.inFlight = true;
-    outcomes.then(
-      (done) => {
-        this.committed(done, committing);
-        this.settleAll(sources, done, started);
-      },
-      (err: unknown) => {
-        const failed = sources.map((): WriteOutcome => ({ ok: false, error: asJournalError(err) }));
-        this.committed(failed, committing);
-        this.settleAll(sources, failed, started);
-      },
-    ).finally(() => {
-      this.inFlight = false;
-      this.next(cut);
-    });
+    this.inFlight = outcomes
+      .then(
+        (done) => {
+          this.committed(done, committing);
+          this.settleAll(sources, done, started);
+        },
+        (err: unknown) => {
+          const failed = sources.map((): WriteOutcome => ({ ok: false, error: asJournalError(err) }));
+          this.committed(failed, committing);
+          this.settleAll(sources, failed, started);
+        },
+      )
+      .finally(() => {
+        this.inFlight = null;
+        this.next(cut);
+      });
   }
 
   /** More waiting: a tick cut at maxBytes continues at once, a fresh one after tickMs. */
   private next(cut: boolean): void {
-    if (this.waiting.size === 0 || this.closed || this.inFlight) return;
-    if (cut) this.immediate = setImmediate(() => this.tick());
-    else this.arm();
+    if (this.waiting.size === 0 || this.inFlight) return;
+    if (cut) this.urgent = true;
+    this.arm();
   }
 
   private committed(outcomes: readonly WriteOutcome[], since: number): void {

@@ -15,6 +15,7 @@ import {
   type ClientFrame,
   type ErrorCode,
   type ErrorContext,
+  type NodeInfo,
   type ServerFrame,
 } from '../../protocol/index.js';
 import { AgentdError } from '../errors.js';
@@ -50,11 +51,13 @@ export interface ConnectionOptions {
   /** Most bytes a client may send before it has authenticated. */
   preAuthMaxBytes: number;
   /** Handles one validated frame of an authenticated connection. */
-  dispatch: (conn: ClientConnection, frame: ClientFrame) => void;
+  dispatch: (conn: ClientConnection, frame: ClientFrame) => void | Promise<void>;
   /** Server-wide counters, shared by all connections. */
   stats: ServerStats;
   /** What `list_models` answers (absent: an `internal` error). */
   models?: ModelCatalog | undefined;
+  /** Cluster mode: the live nodes `list_nodes` answers (absent: a single daemon, no nodes). */
+  nodes?: (() => NodeInfo[]) | undefined;
   /** Called once when the client has authenticated (welcome sent). */
   onAuthenticated?: (conn: ClientConnection) => void;
 }
@@ -72,6 +75,8 @@ const encodedFrames = new WeakMap<CommittedBatch, Buffer>();
 export class ClientConnection implements Outlet {
   private state: State = 'hello';
   private stopping = false;
+  /** The handler still awaiting (the journal), if any: later frames are handled after it. */
+  private handling: Promise<void> | null = null;
   private readonly subs = new Map<string, ClientSubscription>();
   private readonly outbox: Outbox;
   private readonly inbound: Inbound;
@@ -268,16 +273,38 @@ export class ClientConnection implements Outlet {
       this.sendError('stopped', 'the daemon is shutting down', ctx);
       return;
     }
+    // A handler that awaits the journal holds the frames after it (answers stay in request order).
+    const done = this.handling ? this.handling.then(() => this.handle(frame, ctx)) : this.handle(frame, ctx);
+    if (!done) return;
+    this.handling = done;
+    void done.then(() => {
+      if (this.handling === done) this.handling = null;
+    });
+  }
+
+  /** The frame's handler; a Promise while it awaits (the journal), settled with its answer sent. */
+  private handle(frame: ClientFrame, ctx: ErrorContext): Promise<void> | undefined {
+    let answer: void | Promise<void>;
     try {
-      this.options.dispatch(this, frame);
+      answer = this.options.dispatch(this, frame);
     } catch (err) {
-      if (err instanceof AgentdError) {
-        this.sendError(err.code, err.message, ctx);
-        return;
-      }
-      this.log.error({ err, frame_type: frame.type }, 'frame handler failed');
-      this.sendError('internal', `internal error handling ${frame.type}`, ctx);
+      this.handlerFailed(err, frame, ctx);
+      return undefined;
     }
+    if (!(answer instanceof Promise)) return undefined;
+    return answer.then(
+      () => {},
+      (err: unknown) => this.handlerFailed(err, frame, ctx),
+    );
+  }
+
+  private handlerFailed(err: unknown, frame: ClientFrame, ctx: ErrorContext): void {
+    if (err instanceof AgentdError) {
+      this.sendError(err.code, err.message, ctx);
+      return;
+    }
+    this.log.error({ err, frame_type: frame.type }, 'frame handler failed');
+    this.sendError('internal', `internal error handling ${frame.type}`, ctx);
   }
 
   private onHello(text: string | null): void {

@@ -9,6 +9,7 @@ import {
   type Detach,
   type History,
   type ListModels,
+  type ListNodes,
   type ListSessions,
   type Submit,
 } from '../../protocol/index.js';
@@ -23,7 +24,7 @@ import { historyPage, readHistory, sessionsPage } from './pages.js';
  * Handle one validated frame. Handlers may throw AgentdError; the connection turns it
  * into an error frame echoing the frame's req_id / submission_id.
  */
-export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void {
+export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void | Promise<void> {
   switch (frame.type) {
     case 'hello':
       conn.sendError('invalid_frame', 'hello was already received on this connection');
@@ -44,6 +45,8 @@ export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void 
       return listModels(conn, frame);
     case 'delete_session':
       return deleteSession(conn, frame);
+    case 'list_nodes':
+      return listNodes(conn, frame);
   }
 }
 
@@ -63,14 +66,29 @@ function deleteSession(conn: ClientConnection, frame: DeleteSession): void {
   );
 }
 
+/** The live nodes in cluster mode (clients fail over to them); a single daemon has none to name. */
+function listNodes(conn: ClientConnection, frame: ListNodes): void {
+  const source = conn.options.nodes;
+  if (!source) return conn.send({ type: 'nodes', req_id: frame.req_id, cluster: false, nodes: [] });
+  let nodes;
+  try {
+    nodes = source();
+  } catch (err) {
+    conn.sendError('internal', `cannot list the cluster's nodes: ${(err as Error).message}`, { req_id: frame.req_id });
+    return;
+  }
+  conn.send({ type: 'nodes', req_id: frame.req_id, cluster: true, nodes });
+}
+
 function listModels(conn: ClientConnection, frame: ListModels): void {
   const answer = modelsAnswer(frame, conn.options.models);
   if (answer === null) conn.sendError('internal', 'this server was started without a model catalog', { req_id: frame.req_id });
   else conn.send(answer);
 }
 
-function createSession(conn: ClientConnection, frame: CreateSession): void {
-  const session = conn.host.create(frame.config);
+async function createSession(conn: ClientConnection, frame: CreateSession): Promise<void> {
+  // Answered once the session row and its first batch are committed.
+  const session = await conn.host.create(frame.config);
   conn.log.info({ session_id: session.session_id }, 'session created');
   conn.send({ type: 'session_created', req_id: frame.req_id, session });
 }

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
-import { LIMITS, type ClientFrame } from '../../protocol/index.js';
+import { LIMITS, type ClientFrame, type NodeInfo } from '../../protocol/index.js';
 import { SERVER_DEFAULTS } from '../config/config.js';
 import type { SessionHostApi } from '../session/api.js';
 import type { ClientConnection, ConnectionOptions, ServerStats } from './connection.js';
@@ -61,6 +61,8 @@ export interface ServerOptions {
   metrics?: MetricsEndpoint;
   /** What `list_models` answers (the configured routes). */
   models?: ModelCatalog;
+  /** Cluster mode: the live nodes `list_nodes` answers. */
+  nodes?: () => NodeInfo[];
   /** Directory of the built web UI (default: dist/web of this package); null serves none. */
   webRoot?: string | null;
   /** Frame dispatcher (default: the protocol v1 handlers). */
@@ -158,6 +160,7 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
     preAuthMaxBytes: options.helloMaxBytes ?? SERVER_DEFAULTS.hello_max_bytes,
     dispatch: options.dispatch ?? dispatchFrame,
     models: options.models,
+    nodes: options.nodes,
   };
   http.on('upgrade', upgradeHandler({ wss, registry, admit, accepting: () => accepting, connection }));
 

@@ -60,7 +60,7 @@ export interface ListOptions {
  */
 export interface SessionHostApi {
   /** Throws AgentdError('invalid_frame') for an unknown route or a bad cwd. */
-  create(config: CreateSessionConfig): SessionDescriptor;
+  create(config: CreateSessionConfig): Promise<SessionDescriptor>;
   /** Newest first; `before` is a session id from the previous page. */
   list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null };
   /** Hydrates the session if needed; null when no such session exists. */

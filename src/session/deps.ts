@@ -34,8 +34,8 @@ export interface SessionPorts {
   context(): readonly TranscriptItem[];
   /** What a model call is sent of the transcript as it stands: its model view (read when the call starts). */
   modelContext(): ContextItem[];
-  /** Commit what is pending now; false when the commit failed (a tool call's start). */
-  commitStart(): boolean;
+  /** Commit what is pending (the writer's next tick) and resolve once it is; false when the commit failed (a tool call's start). */
+  commitStart(): Promise<boolean>;
   /** No submission waits in the inbox (read as a tool call's result is handed to the actor). */
   inboxEmpty(): boolean;
   /** What the next model call is offered (MCP servers started as needed) and new warnings; a Promise while servers start. */

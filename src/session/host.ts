@@ -206,6 +206,8 @@ export class SessionHost implements SessionHostApi {
         this.markRecoveryFailed(id, err as Error);
       }
     }
+    // Recovery's writes (every session's, in one tick) are committed before the host is used.
+    this.writer.tickNow();
   }
 
   /**
@@ -215,18 +217,16 @@ export class SessionHost implements SessionHostApi {
    * not try again; the daemon and the other sessions go on.
    */
   private markRecoveryFailed(sessionId: string, error: Error): void {
-    try {
-      recordRecoveryFailure(this.journal, sessionId, error);
-    } catch (err) {
-      this.options.logger?.error({ err, session_id: sessionId }, 'could not record the recovery failure');
-    }
+    recordRecoveryFailure(this.journal, this.writer, sessionId, error).catch((err: unknown) =>
+      this.options.logger?.error({ err, session_id: sessionId }, 'could not record the recovery failure'),
+    );
   }
 
   /** A new session; `child` makes it a subagent (docs/tools.md) with that id. */
-  create(
+  async create(
     config: CreateSessionConfig,
     child?: { id: string; parent: { session_id: string; call_id: string }; depth: number },
-  ): SessionDescriptor {
+  ): Promise<SessionDescriptor> {
     const { config: cfg } = this.options;
     const routeName = config.model_route ?? cfg.models.default;
     const route = this.routes.get(routeName);
@@ -268,9 +268,10 @@ export class SessionHost implements SessionHostApi {
     if (this.options.ownership && !this.options.ownership.claimNew(state.session_id)) {
       throw new AgentdError('internal', 'the session could not be created: its lease could not be taken');
     }
-    const session = this.hydrate(state, 0, { at: now, change: configured.toChange() });
-    if (session.headSequence() < 1) {
-      session.stop();
+    const { session, started } = this.hydrate(state, 0, { at: now, change: configured.toChange() });
+    // Answered once the session row and its first batch are committed (the writer's next tick).
+    if (!(await started) || session.headSequence() < 1) {
+      void session.stop();
       this.sessions.delete(state.session_id);
       throw new AgentdError('internal', 'the session could not be created: the journal write failed');
     }
@@ -305,7 +306,7 @@ export class SessionHost implements SessionHostApi {
       throw new AgentdError('internal', `session ${sessionId} cannot be loaded: its checkpoint is unreadable (${(err as Error).message})`);
     }
     if (lacksContext(state)) state = withRebuiltContext(state, this.journal.loadTranscript(sessionId));
-    const session = this.hydrate(state, stored.headSequence);
+    const { session } = this.hydrate(state, stored.headSequence);
     this.scheduleEviction(session);
     return session;
   }
@@ -393,16 +394,23 @@ export class SessionHost implements SessionHostApi {
     this.stopRetention?.();
     for (const { timer } of this.evictTimers.values()) clearTimeout(timer);
     this.evictTimers.clear();
-    for (const session of this.sessions.values()) session.stop();
+    const last = [...this.sessions.values()].map((session) => session.stop());
     this.sessions.clear();
-    this.writer.close();
+    // Every session's last write, and anything else the writer holds, is committed before the journal closes.
+    await Promise.all(last);
+    await this.writer.close();
     this.options.ownership?.leaving();
     this.journal.close();
     // Stopping sent TERM to running tool processes; make sure none outlives the daemon.
     await Promise.all([this.toolset.close(), this.mcp.close()]);
   }
 
-  private hydrate(state: SessionState, headSequence: number, created?: { at: number; change: ReturnType<Tx['toChange']> }): Session {
+  /** A resident session for this state; `started` resolves once what its start recorded is committed. */
+  private hydrate(
+    state: SessionState,
+    headSequence: number,
+    created?: { at: number; change: ReturnType<Tx['toChange']> },
+  ): { session: Session; started: Promise<boolean> } {
     const { config, logger } = this.options;
     const id = state.session_id;
     const fault = this.faults.get(id) ?? null;
@@ -425,8 +433,7 @@ export class SessionHost implements SessionHostApi {
       ...(logger && { log: logger }),
     });
     this.sessions.set(state.session_id, session);
-    session.start();
-    return session;
+    return { session, started: session.start() };
   }
 
   /** A session stopped itself (`hydratedAfter`: the fault its actor was hydrated with). */
@@ -476,7 +483,7 @@ export class SessionHost implements SessionHostApi {
         if (this.evictTimers.get(session.id)?.session === session) this.evictTimers.delete(session.id);
       } else if (session.isQuiet && session.subscriberCount === 0) {
         this.evictTimers.delete(session.id);
-        session.stop();
+        void session.stop();
         this.sessions.delete(session.id);
         this.options.ownership?.evicted(session.id);
       } else {

@@ -1,15 +1,16 @@
 /**
  * The Recorder: a session's one path into the journal. Changes (events, transcript items,
  * the state after them, an admission) are collected into the next commit and written
- * together with the session checkpoint — at once when the actor finished a submission,
- * or within `groupCommitMs` for frequent events such as deltas (group commit: in the
- * shared writer's tick, one transaction for every session, or on a timer of its own
- * without one). One commit may hold several batches: a batch is never larger than a frame
- * allows (docs/configuration.md). Subscribers see a batch only after it commits.
+ * together with the session checkpoint, always through the node's shared writer (one
+ * transaction per tick for every session): in its next urgent tick when the session
+ * awaits the commit (`flush`: the pump after a submission, a tool's start, creation,
+ * hydration, stop), within `groupCommitMs` for frequent events such as deltas. One commit
+ * may hold several batches: a batch is never larger than a frame allows
+ * (docs/configuration.md). Subscribers see a batch only after it commits. A session has
+ * at most one write in flight; what it records meanwhile goes into the next one.
  */
 import { encodeEventList } from '../../protocol/index.js';
-import type { JournalError } from '../errors.js';
-import type { BatchWrite, CommittedBatch, JournalWriter, StoredSession, WriteOutcome } from '../journal/journal.js';
+import type { BatchWrite, CommittedBatch, StoredSession, WriteOutcome } from '../journal/journal.js';
 import type { SharedWriter, WriteSource } from '../journal/writer.js';
 import { MAX_BATCH_EVENTS_BYTES } from './event_fit.js';
 import { isUnfinished, type QueuedMessage, type SessionState } from './state.js';
@@ -20,6 +21,8 @@ import type { Change, PendingAdmission } from './tx.js';
 const MAX_BATCH_EVENTS = 512;
 /** …or with this many characters of events (latency, not the frame bound). */
 const GROUP_COMMIT_BYTES = 256 * 1024;
+/** An event below this size counts toward closing a batch at GROUP_COMMIT_BYTES. */
+const SMALL_EVENT_BYTES = 64 * 1024;
 
 export interface RecorderHooks {
   /** After a successful commit, once per batch (subscribers are notified from here). */
@@ -29,13 +32,13 @@ export interface RecorderHooks {
 }
 
 export interface RecorderOptions {
-  journal: JournalWriter;
-  /** Group commits go into this writer's tick (one transaction for all sessions); without it, a timer of this recorder's. */
-  writer?: SharedWriter;
+  /** Every commit goes into this writer's tick (one transaction for all sessions). */
+  writer: SharedWriter;
   state: SessionState;
   head: number;
   transcript: Transcript;
-  groupCommitMs: number;
+  /** Unused since every write goes through the writer (its tick is the group-commit delay). */
+  groupCommitMs?: number;
   hooks: RecorderHooks;
   /** The inbox's last ingress sequence, stamped into every checkpoint. */
   lastIngress: () => number;
@@ -49,18 +52,25 @@ interface Taken {
   state: SessionState;
   transcriptLength: number;
   admissions: PendingAdmission[];
+  /** Whoever awaits this write (`flush`): told whether it committed. */
+  waiters: Array<(ok: boolean) => void>;
 }
+
+const COMMITTED: Promise<boolean> = Promise.resolve(true);
 
 export class Recorder implements WriteSource {
   /** Pending events, each serialized (JSON of the envelope), split into frame-sized batches. */
   private batches: string[][] = [];
   private batchBytes = 0;
+  /** Bytes of the open batch's small events (the group-commit bound closes it). */
+  private batchSmallBytes = 0;
   private pendingBytes = 0;
   private pendingEvents = 0;
   private admissions: PendingAdmission[] = [];
   private latest: SessionState;
   private committedState: SessionState;
-  private timer: NodeJS.Timeout | null = null;
+  /** Whoever awaits the next write (pending, not yet taken). */
+  private waiters: Array<(ok: boolean) => void> = [];
   private head: number;
   private createdAt: number | undefined;
   private taken: Taken | null = null;
@@ -104,14 +114,20 @@ export class Recorder implements WriteSource {
       // UTF-8 bytes: small entries are estimated (at most 3 bytes a character), large ones counted.
       const bytes = entry.length < 1024 ? entry.length * 3 : Buffer.byteLength(entry);
       const open = this.batches[this.batches.length - 1];
-      // Each entry fits a batch alone (event_fit); "+1" counts the comma.
-      if (!open || this.batchBytes + bytes + 1 > MAX_BATCH_EVENTS_BYTES) {
+      // Each entry fits a batch alone (event_fit); "+1" counts the comma. A batch is also
+      // closed at the group-commit bounds, so a burst gathered while a commit is in flight
+      // still reaches subscribers in batches of the same size as when it committed at once.
+      // (Counted in small events only: large ones still share a batch up to the frame bound.)
+      const full = this.batchSmallBytes >= GROUP_COMMIT_BYTES || (open?.length ?? 0) >= MAX_BATCH_EVENTS;
+      if (!open || this.batchBytes + bytes + 1 > MAX_BATCH_EVENTS_BYTES || full) {
         this.batches.push([entry]);
         this.batchBytes = bytes;
+        this.batchSmallBytes = 0;
       } else {
         open.push(entry);
         this.batchBytes += bytes + 1;
       }
+      if (bytes < SMALL_EVENT_BYTES) this.batchSmallBytes += bytes + 1;
       this.pendingBytes += entry.length;
       this.pendingEvents++;
     }
@@ -120,23 +136,32 @@ export class Recorder implements WriteSource {
     change.entries.length = 0;
     change.items.length = 0;
     if (change.itemsJson) change.itemsJson.length = 0;
-    if (this.pendingEvents >= MAX_BATCH_EVENTS || this.pendingBytes >= GROUP_COMMIT_BYTES) this.flush();
-    else if (this.pendingEvents > 0) this.scheduleGroupCommit();
+    if (this.pendingEvents >= MAX_BATCH_EVENTS || this.pendingBytes >= GROUP_COMMIT_BYTES) this.options.writer.schedule(this, true);
+    else if (this.pendingEvents > 0) this.options.writer.schedule(this);
   }
 
-  /** Commit everything pending now, in a transaction of its own. Returns false when the commit failed. */
-  flush(): boolean {
-    this.cancelGroupCommit();
-    const write = this.take();
-    if (!write) return true;
-    let outcome: WriteOutcome;
-    try {
-      outcome = { ok: true, batches: this.options.journal.commit(write) };
-    } catch (err) {
-      outcome = { ok: false, error: err as JournalError };
+  /** Something recorded is not yet taken for a write. */
+  private get untaken(): boolean {
+    if (this.pendingEvents > 0 || this.admissions.length > 0) return true;
+    if (this.taken) return this.latest !== this.taken.state;
+    return this.latest !== this.committedState || this.createdAt !== undefined;
+  }
+
+  /**
+   * Commit everything recorded so far, in the writer's next urgent tick (after the write
+   * in flight, if any); resolves true once it is committed, false when that commit failed
+   * or was dropped. Nothing waits on the event loop: the caller awaits.
+   */
+  flush(): Promise<boolean> {
+    if (this.untaken) {
+      return new Promise((resolve) => {
+        this.waiters.push(resolve);
+        this.options.writer.schedule(this, true);
+      });
     }
-    this.settle(outcome);
-    return outcome.ok;
+    const taken = this.taken;
+    if (taken) return new Promise((resolve) => taken.waiters.push(resolve));
+    return COMMITTED;
   }
 
   /**
@@ -150,6 +175,8 @@ export class Recorder implements WriteSource {
     const { transcript } = this.options;
     const batches = this.batches.map((b) => encodeEventList(b));
     const admissions = this.admissions;
+    const waiters = this.waiters;
+    this.waiters = [];
     this.clearPending();
     const write: BatchWrite = {
       sessionId: this.latest.session_id,
@@ -163,7 +190,7 @@ export class Recorder implements WriteSource {
       ...queueChanges(this.committedState.queue, this.latest.queue),
       ...(this.createdAt !== undefined && { createdAt: this.createdAt }),
     };
-    this.taken = { write, state: this.latest, transcriptLength: transcript.length, admissions };
+    this.taken = { write, state: this.latest, transcriptLength: transcript.length, admissions, waiters };
     return write;
   }
 
@@ -176,6 +203,7 @@ export class Recorder implements WriteSource {
     if (!outcome.ok) {
       this.drop(taken.admissions, outcome.error.message);
       hooks.failed(outcome.error, this.committedState);
+      for (const w of taken.waiters) w(false);
       return;
     }
     this.createdAt = undefined;
@@ -191,6 +219,7 @@ export class Recorder implements WriteSource {
     const last = outcome.batches[outcome.batches.length - 1];
     if (last) this.head = last.sequence;
     for (const batch of outcome.batches) hooks.committed(batch);
+    for (const w of taken.waiters) w(true);
   }
 
   /**
@@ -209,34 +238,27 @@ export class Recorder implements WriteSource {
     return json;
   }
 
-  private scheduleGroupCommit(): void {
-    const { writer } = this.options;
-    if (writer) writer.schedule(this);
-    else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.options.groupCommitMs);
-  }
-
-  private cancelGroupCommit(): void {
-    this.options.writer?.cancel(this);
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-  }
-
   /** Drop what is pending without committing (after a rollback); admissions are rejected. */
   discardPending(reason = 'the session rolled back after a journal failure'): void {
-    this.cancelGroupCommit();
+    this.options.writer.cancel(this);
     const admissions = this.admissions;
     this.clearPending();
     this.drop(admissions, reason);
   }
 
-  /** Drop the timer / leave the shared writer (the session is stopping; flush first if wanted). */
+  /** Leave the shared writer, dropping what was not taken (the session stopped itself). */
   dispose(): void {
-    this.cancelGroupCommit();
+    this.options.writer.cancel(this);
+    this.clearPending();
   }
 
   private clearPending(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w(false);
     this.batches = [];
     this.batchBytes = 0;
+    this.batchSmallBytes = 0;
     this.pendingBytes = 0;
     this.pendingEvents = 0;
     this.admissions = [];
@@ -275,8 +297,8 @@ function queueChanges(before: readonly QueuedMessage[], after: readonly QueuedMe
  * that explain it, keeping the stored checkpoint and clearing its unfinished flag. The
  * same single write path as every other commit.
  */
-export function recordUnrecoverable(journal: JournalWriter, stored: StoredSession, entries: string[]): void {
-  journal.commit({
+export async function recordUnrecoverable(writer: SharedWriter, stored: StoredSession, entries: string[]): Promise<void> {
+  const outcome = await writer.submit({
     sessionId: stored.sessionId,
     head: stored.headSequence,
     batches: [`[${entries.join(',')}]`],
@@ -286,4 +308,5 @@ export function recordUnrecoverable(journal: JournalWriter, stored: StoredSessio
     transcript: [],
     admissions: [],
   });
+  if (!outcome.ok) throw outcome.error;
 }

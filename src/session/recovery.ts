@@ -6,6 +6,7 @@
 import { homedir } from 'node:os';
 import { statSync } from 'node:fs';
 import type { SessionJournal } from '../journal/journal.js';
+import type { SharedWriter } from '../journal/writer.js';
 import { modelView, viewTokens, type TranscriptItem } from './context.js';
 import { eventEntry } from './event_fit.js';
 import { findOpenTurn } from './open_turn.js';
@@ -42,10 +43,10 @@ export function isDirectory(path: string): boolean {
  * A session that cannot be recovered (e.g. an unreadable checkpoint) gets a clear error
  * in its journal: its open turn, if any, ends `turn_failed {code: "recovery_failed"}`,
  * and a warning says why. It is no longer flagged unfinished, so the next start does
- * not try again; the daemon and the other sessions go on. Throws if the journal cannot
- * record it.
+ * not try again; the daemon and the other sessions go on. Rejects if the journal cannot
+ * record it. The record goes through the node's shared writer like every other write.
  */
-export function recordRecoveryFailure(journal: SessionJournal, sessionId: string, error: Error): void {
+export async function recordRecoveryFailure(journal: SessionJournal, writer: SharedWriter, sessionId: string, error: Error): Promise<void> {
   const stored = journal.loadSession(sessionId);
   if (!stored) return;
   const now = Date.now();
@@ -57,7 +58,7 @@ export function recordRecoveryFailure(journal: SessionJournal, sessionId: string
   }
   const why = `session recovery failed: ${error.message}; the session cannot be served until it is repaired`;
   entries.push(eventEntry({ type: 'warning', message: why }, null, null, now));
-  recordUnrecoverable(journal, stored, entries);
+  await recordUnrecoverable(writer, stored, entries);
 }
 
 /** `~` and `~/…` name the user's home directory (the `workspace` key, `create_session.config.cwd`). */

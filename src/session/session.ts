@@ -28,8 +28,8 @@ import type { Change } from './tx.js';
 
 export interface SessionOptions {
   journal: SessionJournal;
-  /** The host's shared writer: this session's group commits go into its tick. */
-  writer?: SharedWriter;
+  /** The node's shared writer: every commit of this session goes into its tick. */
+  writer: SharedWriter;
   state: SessionState;
   headSequence: number;
   groupCommitMs: number;
@@ -101,8 +101,7 @@ export class Session implements SessionHandle {
     );
     this.inbox = new Inbox(options.inboxCapacity, state.last_ingress_seq);
     this.recorder = new Recorder({
-      journal,
-      ...(options.writer && { writer: options.writer }),
+      writer: options.writer,
       state,
       head: options.headSequence,
       transcript,
@@ -175,13 +174,22 @@ export class Session implements SessionHandle {
     }
   }
 
-  /** Start the actor (hydration and, for unfinished work, recovery happen here). */
-  start(): void {
+  /**
+   * Start the actor (hydration and, for unfinished work, recovery happen here). Resolves
+   * once what the start recorded (a new session's row and first batch, recovery's events)
+   * is committed — true — or failed; the pump looks at submissions only after that.
+   */
+  start(): Promise<boolean> {
     if (this.options.created) this.recorder.record(this.options.created.change);
     this.actor.start();
-    if (this.stopped) return;
-    this.recorder.flush();
-    this.schedulePump();
+    if (this.stopped) return Promise.resolve(false);
+    const started = this.recorder.flush();
+    this.pumping = true;
+    void started.then(() => {
+      this.pumping = false;
+      this.schedulePump();
+    });
+    return started;
   }
 
   submit(
@@ -234,19 +242,19 @@ export class Session implements SessionHandle {
   }
 
   /**
-   * Stop without ending anything in the journal: commit what is pending, cancel the
-   * turn's children (a running tool's process group is killed). An open turn stays open
-   * in the checkpoint and is recovered on the next start.
+   * Stop without ending anything in the journal: commit what is pending (resolves once
+   * committed or failed), cancel the turn's children (a running tool's process group is
+   * killed). An open turn stays open in the checkpoint and is recovered on the next start.
    */
-  stop(): void {
-    if (this.stopped) return;
+  stop(): Promise<boolean> {
+    if (this.stopped) return this.recorder.flush();
     this.stopped = true;
     for (const item of this.inbox.stop()) item.onRejected?.('the session stopped before handling this submission');
-    this.recorder.flush();
+    const last = this.recorder.flush();
     this.actor.send({ type: 'stop' });
-    this.recorder.dispose();
     this.actor.stop();
     this.ports.closeTools();
+    return last;
   }
 
   /**
@@ -316,23 +324,27 @@ export class Session implements SessionHandle {
     this.pumpScheduled = true;
     queueMicrotask(() => {
       this.pumpScheduled = false;
-      this.pump();
+      this.pump().catch((err: unknown) => this.crashed(err));
     });
   }
 
   /** What the actor needs to know about this submission, looked up here (not in a guard). */
-  private facts(item: InboxItem): SubmissionFacts {
+  private async facts(item: InboxItem): Promise<SubmissionFacts> {
     const { id, op } = item.submission;
     return {
-      alreadyAdmitted: op.type === 'message' && this.options.journal.isAdmitted(this.id, id),
+      alreadyAdmitted: op.type === 'message' && (await this.options.journal.isAdmitted(this.id, id)),
       headSequence: this.recorder.headSequence,
       other: op.type === 'resume_session' ? this.options.host.lookupSession(op.session_id) : null,
       tools: op.type === 'capability_command' && op.capability === 'session' && op.command === 'tools' ? this.ports.toolbox().listing() : null,
     };
   }
 
-  /** Feed submissions to the actor, one at a time, committing after each. */
-  private pump(): void {
+  /**
+   * Feed submissions to the actor, one at a time; after each, await its commit (the
+   * writer's next tick) before looking at the next. Other sessions, the child actors of
+   * this one and the server go on while it waits.
+   */
+  private async pump(): Promise<void> {
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -350,13 +362,18 @@ export class Session implements SessionHandle {
             // At a step boundary the change (the last tool result) rides in the next commit —
             // the next tool's start or the writer's tick — as it did before the pure chart,
             // instead of a transaction of its own per step. A turn's end commits at once.
-            if (!stepBoundary) this.recorder.flush();
+            if (!stepBoundary) await this.recorder.flush();
             continue;
           }
           if (!item) break;
           this.inbox.shift();
-          this.send({ type: 'submission', item, facts: this.facts(item) });
-          if (!this.stopped) this.recorder.flush();
+          const facts = await this.facts(item);
+          if (this.stopped) {
+            item.onRejected?.('the session stopped before handling this submission');
+            break;
+          }
+          this.send({ type: 'submission', item, facts });
+          if (!this.stopped) await this.recorder.flush();
         }
       } while (this.pumpAgain && !this.stopped);
     } finally {

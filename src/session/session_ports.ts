@@ -41,7 +41,7 @@ export class SessionPortsOf implements SessionPorts {
     return this.transcript.modelContext();
   }
 
-  commitStart(): boolean {
+  commitStart(): Promise<boolean> {
     return this.recorder.flush();
   }
 
@@ -49,7 +49,12 @@ export class SessionPortsOf implements SessionPorts {
     return this.inbox.size === 0;
   }
 
-  offerTools(): ToolOffer | Promise<ToolOffer> {
+  /**
+   * Asked as a model call starts: answered once what the session recorded so far is
+   * committed (the turn's first batch reaches subscribers before the request is built).
+   */
+  async offerTools(): Promise<ToolOffer> {
+    await this.recorder.flush();
     return this.toolbox().offer();
   }
 

@@ -44,7 +44,7 @@ export type SubagentStart = { ok: true; child_session_id: string; submission_id:
 /** What `delegate` needs of the host: start or find the child, wait for its turn. */
 export interface SubagentPort {
   /** Create the child (once per parent call) and submit the task as its first message (admitted once). */
-  start(parent: SubagentParent, request: SubagentRequest): SubagentStart;
+  start(parent: SubagentParent, request: SubagentRequest): Promise<SubagentStart>;
   /** Resolves when the child's turn of `submissionId` ends; when `signal` aborts, interrupts that turn and resolves. */
   wait(childSessionId: string, submissionId: string, signal: AbortSignal): Promise<SubagentOutcome | null>;
 }
@@ -113,7 +113,7 @@ export function createDelegateTool(port: SubagentPort, parent: () => Omit<Subage
         return { status: 'error', output: `delegate: the subagent depth limit (${maxDepth}) is reached; do the task yourself` };
       }
       if (!ctx.callId) return { status: 'error', output: 'delegate: no call id' };
-      const started = port.start({ ...self, call_id: ctx.callId }, request);
+      const started = await port.start({ ...self, call_id: ctx.callId }, request);
       if (!started.ok) return { status: 'error', output: `delegate: ${started.message}` };
       ctx.onSubagent?.(started.child_session_id);
       const outcome = await port.wait(started.child_session_id, started.submission_id, ctx.signal);

@@ -17,7 +17,7 @@ import { childIds, type SubagentOutcome, type SubagentParent, type SubagentPort,
 /** What the port needs of the host. */
 export interface SubagentHostAccess {
   /** Create a child session with this id (the parent fields and depth in its checkpoint). */
-  createChild(config: CreateSessionConfig, child: { id: string; parent: { session_id: string; call_id: string }; depth: number }): SessionDescriptor;
+  createChild(config: CreateSessionConfig, child: { id: string; parent: { session_id: string; call_id: string }; depth: number }): Promise<SessionDescriptor>;
   /** A hydrated session, or null. */
   open(sessionId: string): Session | null;
   /** Whether a session with this id exists in the journal. */
@@ -59,11 +59,11 @@ export class HostSubagents implements SubagentPort {
 
   constructor(private readonly host: SubagentHostAccess) {}
 
-  start(parent: SubagentParent, request: SubagentRequest): SubagentStart {
+  async start(parent: SubagentParent, request: SubagentRequest): Promise<SubagentStart> {
     const { child_session_id, submission_id } = childIds(parent.session_id, parent.call_id);
     try {
       if (!this.host.exists(child_session_id)) {
-        this.host.createChild(
+        await this.host.createChild(
           {
             model_route: request.route ?? parent.route,
             cwd: parent.cwd,

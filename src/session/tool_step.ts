@@ -50,7 +50,9 @@ export const toolRun = fromCallback<ToolEvent, ToolRunInput>(({ input, sendBack 
     const tool = found instanceof Promise ? await found : found;
     if (controller.signal.aborted) return { status: 'error', output: 'interrupted' };
     if (!tool) return { status: 'error', output: `unknown tool "${input.call.tool}"` };
-    if (!input.ports.commitStart()) return { status: 'error', output: 'not run: the journal could not record the start' };
+    // The start is durable before anything runs; the tool waits for its commit (a promise), nothing else does.
+    if (!(await input.ports.commitStart())) return { status: 'error', output: 'not run: the journal could not record the start' };
+    if (controller.signal.aborted) return { status: 'error', output: 'interrupted' };
     return tool.run(input.call.arguments, {
       cwd: input.cwd,
       signal: controller.signal,

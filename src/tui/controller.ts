@@ -86,10 +86,14 @@ export class TuiController {
   private noteSeq = 0;
   private readonly unsubs: (() => void)[] = [];
   private wasConnected: boolean;
+  /** The address of the last connection, and a new one moved to since (named once resumed). */
+  private lastUrl: string | null = null;
+  private movedTo: string | null = null;
 
   constructor(private readonly client: TuiClient) {
     this.state = { ...freshSession(null), conn: client.currentState };
     this.wasConnected = client.currentState.kind === 'connected';
+    if (client.currentState.kind === 'connected') this.lastUrl = client.currentState.url ?? null;
     this.unsubs.push(
       client.events.on('batch', (b) => {
         if (Object.hasOwn(this.state.children, b.session_id)) return this.childBatch(b);
@@ -106,13 +110,19 @@ export class TuiController {
         if (a.session.session_id !== this.state.sessionId) return;
         this.flush();
         this.set({ transcript: withDescriptor(this.state.transcript, a.session) });
-        if (resumed) this.note('success', 'reconnected');
+        if (resumed) this.note('success', this.movedTo ? `reconnected to ${this.movedTo}` : 'reconnected');
+        this.movedTo = null;
       }),
       client.events.on('state', (s) => {
         if (s.kind === 'reconnecting' && this.wasConnected) {
           this.note('warning', `connection lost (${s.error}) — reconnecting…`);
         }
         if (s.kind === 'closed' && s.error) this.note('error', `disconnected: ${s.error}`);
+        if (s.kind === 'connected' && s.url) {
+          // Another address than before (a failover to another node): the resumed note names it.
+          if (this.lastUrl !== null && s.url !== this.lastUrl) this.movedTo = s.url;
+          this.lastUrl = s.url;
+        }
         this.wasConnected = s.kind === 'connected';
         this.set({ conn: s });
       }),
