@@ -145,6 +145,12 @@ export const ConfigSchema = z.strictObject({
       session_token_budget: TokenBudgetSchema.optional(),
     })
     .prefault({}),
+  // Deleting idle sessions (docs/sessions.md#retention); absent: sessions are kept until deleted
+  retention: z
+    .strictObject({
+      delete_after_days: z.int().min(1).max(36_500).optional(),
+    })
+    .prefault({}),
   recovery: z
     .strictObject({
       policy: z.enum(['continue', 'interrupt']).default('continue'),
