@@ -65,7 +65,7 @@ describe('parallel tool calls in the chart', () => {
     r = step(r.next, submission({ id: 'a1', op: { type: 'exec_approval', id: first, decision: 'approve' } }));
     expect(r.types).toEqual(['approval_resolved', 'exec_approval_request']);
     expect(r.msgs[1]).toMatchObject({ call_id: 's3' });
-    expect(children(r.next)).toEqual(['tool:r2', 'tool:s1']);
+    expect(children(r.next)).toEqual(['tool:s1']);
     const second = r.next.context.state.turn.approval.approval_id;
     r = step(r.next, submission({ id: 'a2', op: { type: 'exec_approval', id: second, decision: 'deny' } }));
     expect(r.types).toEqual(['approval_resolved', 'tool_call_end']);
@@ -87,7 +87,9 @@ describe('parallel tool calls in the chart', () => {
       ['r1', 'interrupted'],
       ['r2', 'interrupted'],
     ]);
-    expect(items(int)).toEqual(['r1', 'r2', 'r3']);
+    // Each call's result in order (r3's held one), then the interrupt's note.
+    expect(items(int)).toEqual(['r1', 'r2', 'r3', 'system']);
+    expect(int.effects.flatMap((e) => (e.type === 'change' ? e.change.items : [])).find((i) => i.role === 'tool' && i.call_id === 'r3')).toMatchObject({ output: 'text' });
   });
 
   test('recovery: every started call without a result is "outcome unknown"; held results stay; the rest start', () => {

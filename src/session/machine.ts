@@ -21,7 +21,7 @@
  *                 (a result with the inbox empty: tools → [preparing] → sampling, no cutoff)
  *                                                  preparing ⇄ compacting (docs/context.md)
  */
-import { and, assign, not, setup, spawnChild } from 'xstate';
+import { and, assign, not, setup, spawnChild, stopChild } from 'xstate';
 import { change, effects, op, stream, sub, type Ev } from './chart_change.js';
 import { contextActions, contextGuards } from './chart_context.js';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
@@ -197,6 +197,12 @@ export const sessionMachine = setup({
     stopTools: effects(({ context, enqueue }) => {
       for (const c of runningCalls(context.state.turn)) enqueue.stopChild(toolActorId(c.call.call_id));
     }),
+    // A call's child has sent its result: it leaves (its id may come again in a later step).
+    releaseTool: stopChild(({ context, event }) => {
+      const calls = context.state.turn?.calls ?? [];
+      const call = calls[callIndex(calls, (event as Ev<'tool.done'>).call_id)];
+      return toolActorId(call?.call.call_id ?? '');
+    }),
     recordOutput: stream((tx, _ctx, event: Ev<'tool.output'>) => {
       const callId = tx.turn.calls[callIndex(tx.turn.calls, event.call_id)]?.call.call_id;
       if (callId) tx.emitOutputDeltas(callId, event.chunks);
@@ -314,7 +320,7 @@ export const sessionMachine = setup({
         // From each call's child actor, whichever state the step is in (docs/tools.md).
         'tool.output': { actions: 'recordOutput' },
         'tool.subagent': { actions: 'recordSubagent' },
-        'tool.done': { target: '.tools', actions: 'finishCall' },
+        'tool.done': { target: '.tools', actions: ['releaseTool', 'finishCall'] },
         submission: [
           { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
           { guard: 'isInterruptOfActiveTurn', target: 'draining', actions: 'interrupt' },
