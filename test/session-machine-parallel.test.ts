@@ -109,5 +109,10 @@ describe('parallel tool calls in the chart', () => {
     expect(asked.value).toEqual({ turn: 'awaiting_approval' });
     expect(asked.context.state.turn.approval).toEqual(approval);
     expect(asked.context.state.turn.calls.map((c: CallState) => c.call.call_id)).toEqual(['s5']);
+    // With an approval pending and a call that may run but had not started: it starts, the approval stays.
+    const waiting = setupChart('ask', { turn: { ...newTurn('turn_w', 'm1', 1), approval, calls: [call(shell(5), { approval: undefined }), call(read(6), {})] } });
+    expect(waiting.value).toEqual({ turn: 'awaiting_approval' });
+    expect(children(waiting)).toEqual(['tool:r6']);
+    expect(waiting.context.state.turn.approval).toEqual(approval);
   });
 });

@@ -278,8 +278,9 @@ export const sessionMachine = setup({
       entry: 'fallbackRoute',
       always: [
         { guard: and(['turnOpen', 'crashed']), target: 'draining', actions: 'failCrashed' },
-        // Calls that were running beside the approval go through recovery first.
-        { guard: and(['awaitingApproval', not('hasRunningCalls')]), target: 'turn.awaiting_approval' },
+        // An approval pending: asked again as it was (through `tools`, which first starts
+        // calls that may run); calls that were running beside it go through recovery first.
+        { guard: and(['awaitingApproval', not('hasRunningCalls')]), target: 'turn.tools' },
         { guard: 'turnOpen', target: 'recovering' },
         { guard: 'hasQueue', target: 'draining' },
         { target: 'idle' },
