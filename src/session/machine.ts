@@ -32,7 +32,7 @@ import { modelStep } from './model_step.js';
 import { compactStep, compactStepInput, takeRequestedCompaction } from './compaction.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
 import { callIndex, finishCall, recordSubagent, toolActorId, toolRun, type ToolRunInput } from './tool_step.js';
-import { nextRefused, nextRunnable, nextToAsk, runningCalls } from './tool_dispatch.js';
+import { nextRefused, nextRunnable, nextToAsk, recoverStartedCalls, refuseNext, runningCalls, startNext } from './tool_dispatch.js';
 import {
   completeTurn,
   drainSteer,
@@ -41,7 +41,6 @@ import {
   interruptTurn,
   startQueuedTurn,
 } from './turn.js';
-import { DELEGATE_TOOL } from './subagent.js';
 import { BEFORE_MODEL_CALL, boundaryGuards, PAST_CLEAR_STEP_BOUNDARY, PAST_STEP_BOUNDARY } from './chart_boundary.js';
 import { failBudget } from './budget.js';
 
@@ -154,10 +153,7 @@ export const sessionMachine = setup({
       tx.setTurn({ output_recoveries: tx.turn.output_recoveries + 1 });
     }),
     complete: change((tx) => completeTurn(tx)),
-    refuseCall: change((tx) => {
-      const call = tx.turn.calls[nextRefused(tx.turn)]!;
-      finishCall(tx, { status: 'error', output: call.refused! }, call.call.call_id);
-    }),
+    refuseCall: change((tx) => refuseNext(tx)),
     requestApproval: change((tx, ctx) => requestApproval(tx, ctx.deps, nextToAsk(tx.state, ctx.deps))),
     approve: change((tx, ctx, event) => {
       const o = op(event);
@@ -177,14 +173,7 @@ export const sessionMachine = setup({
       interruptTurn(tx, 'interrupted', '', { submission_id: sub(event).item.submission.id });
     }),
     // The next call that may run is marked started (its child commits that before it runs)…
-    startCall: change((tx, ctx) => {
-      const index = nextRunnable(tx.state, ctx.deps);
-      const current = tx.turn.calls[index]!;
-      const calls = tx.turn.calls.slice();
-      calls[index] = { ...current, started: true, started_at: tx.now };
-      tx.setTurn({ calls });
-      return { launching: current.call.call_id };
-    }),
+    startCall: change((tx, ctx) => ({ launching: startNext(tx, ctx.deps) })),
     // …and gets its own child actor, named by its call id (tool.* events carry the call id).
     spawnTool: spawnChild('toolRun', {
       id: ({ context }) => toolActorId(context.launching!),
@@ -211,23 +200,12 @@ export const sessionMachine = setup({
     recordSubagent: change((tx, _ctx, event: Ev<'tool.subagent'>) => recordSubagent(tx, event.child_session_id, event.call_id)),
     drainSteer: change((tx) => drainSteer(tx)),
     resumeTurn: change((tx, ctx) => {
-      const turn = tx.turn;
-      const attempt = turn.recovery_attempts + 1;
+      const attempt = tx.turn.recovery_attempts + 1;
       const fault = ctx.fault;
       tx.setTurn({ recovery_attempts: attempt, compacted_for_call: false });
       // After a journal failure the result and a warning name the real cause, not a restart.
       if (fault) tx.emit({ type: 'warning', message: `the turn was paused because ${fault.message}; it resumes from its last checkpoint` });
-      // Every started call without a result: "outcome unknown" — except a started delegate
-      // call, which keeps waiting for its child (recovered as any session): it runs again,
-      // finds the same child, and the child's message is admitted once.
-      for (const current of runningCalls(turn)) {
-        if (current.call.tool === DELEGATE_TOOL) {
-          const calls = tx.turn.calls.map((c) => (c === current ? { ...c, started: false, approved: true } : c));
-          tx.setTurn({ calls });
-        } else {
-          finishCall(tx, { status: 'error', output: fault ? journalFailureNote(fault.message) : RESTART_NOTE }, current.call.call_id);
-        }
-      }
+      recoverStartedCalls(tx, fault ? journalFailureNote(fault.message) : RESTART_NOTE);
       tx.emit({ type: 'turn_resumed', attempt });
       return { fault: null };
     }),

@@ -7,6 +7,9 @@
 import { callNeedsApproval } from './approval.js';
 import type { SessionDeps } from './deps.js';
 import type { ActiveTurn, CallState, SessionState } from './state.js';
+import { DELEGATE_TOOL } from './subagent.js';
+import { finishCall } from './tool_step.js';
+import type { Tx } from './tx.js';
 
 /** Neither started nor ended: still to refuse, ask about or start. */
 const waiting = (c: CallState): boolean => !c.started && !c.ended;
@@ -33,4 +36,36 @@ export function nextToAsk(state: SessionState, deps: SessionDeps): number {
   const turn = state.turn;
   if (!turn || turn.approval) return -1;
   return turn.calls.findIndex((c) => waiting(c) && c.refused === undefined && callNeedsApproval(state, deps, c));
+}
+
+/** Give the first waiting refused call its error result. */
+export function refuseNext(tx: Tx): void {
+  const current = tx.turn.calls[nextRefused(tx.turn)];
+  if (current) finishCall(tx, { status: 'error', output: current.refused! }, current.call.call_id);
+}
+
+/** Mark the next call that may run started (its child commits that before it runs); its call id. */
+export function startNext(tx: Tx, deps: SessionDeps): string | null {
+  const index = nextRunnable(tx.state, deps);
+  const current = tx.turn.calls[index];
+  if (!current) return null;
+  const calls = tx.turn.calls.slice();
+  calls[index] = { ...current, started: true, started_at: tx.now };
+  tx.setTurn({ calls });
+  return current.call.call_id;
+}
+
+/**
+ * After a restart: every started call without a result gets `note` ("outcome unknown") —
+ * except a started delegate call, which keeps waiting for its child (recovered as any
+ * session): it starts again, finds the same child, and the child's message is admitted once.
+ */
+export function recoverStartedCalls(tx: Tx, note: string): void {
+  for (const current of runningCalls(tx.turn)) {
+    if (current.call.tool === DELEGATE_TOOL) {
+      tx.setTurn({ calls: tx.turn.calls.map((c) => (c.call.call_id === current.call.call_id ? { ...c, started: false, approved: true } : c)) });
+    } else {
+      finishCall(tx, { status: 'error', output: note }, current.call.call_id);
+    }
+  }
 }
