@@ -134,6 +134,8 @@ export const ConfigSchema = z.strictObject({
       model_idle_timeout_ms: PositiveInt.default(60_000),
       max_output_recovery_attempts: z.int().min(0).default(2),
       doom_loop_threshold: z.int().min(2).default(3),
+      // parallel (docs/tools.md): tool calls of one model step that run at the same time
+      max_parallel_tools: PositiveInt.max(256).default(8),
       shell_timeout_ms: PositiveInt.default(120_000),
       shell_output_cap_bytes: PositiveInt.default(1024 * 1024),
       evict_idle_ms: z.int().min(0).default(30_000),
