@@ -35,7 +35,11 @@ export function pagerLines(item: ToolItem, width: number): { header: Line; body:
   }
   body.push(...outputRows(item, width));
   if (body.length === 0) body.push([seg('  (no output)', { color: theme.muted, italic: true })]);
-  const header = truncateLine([seg(' output of ', { color: theme.muted }), seg(title, { color: theme.command, bold: true }), seg(` · ${body.length} rows`, { color: theme.muted })], width);
+  const count = `${body.length} row${body.length === 1 ? '' : 's'}`;
+  const header = truncateLine(
+    [seg(' output of ', { color: theme.muted }), seg(title, { color: theme.command, bold: true }), seg(` · ${count}`, { color: theme.muted })],
+    width,
+  );
   return { header, body };
 }
 
