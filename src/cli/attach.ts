@@ -45,7 +45,8 @@ export function registerAttach(program: Command): void {
       'after',
       `
 Keys: Enter send · Alt-Enter newline · Esc interrupt · y/a/n answer approvals ·
-PgUp/PgDn scroll (older history loads at the top) · Ctrl-C twice or /quit detach.
+PgUp/PgDn scroll (older history loads at the top) · Ctrl-O a tool call's whole output ·
+Ctrl-C twice or /quit detach (the conversation is printed to the terminal's scrollback).
 Commands: /model ROUTE, /sessions, /attach ID, /new, /steer TEXT, /help, /quit.
 Detaching never stops the session; attach again to pick up where it is.`,
     );
@@ -136,6 +137,7 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
     client.close();
   }
   const current = controller.getState().sessionId ?? chosen;
+  controller.flush(); // batches that arrived in the last few ms, not yet shown
   process.stdout.write(scrollbackText(controller.getState(), process.stdout.columns ?? 80));
   process.stdout.write(`Detached from session ${current}; it keeps running.\nReattach with: agentd attach ${current}\n`);
   return EXIT.ok;
