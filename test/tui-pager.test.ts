@@ -122,6 +122,13 @@ describe('scrollback text on detach', () => {
     expect(out).not.toMatch(/\x1b/);
   });
 
+  it('keeps the colours and styles as SGR codes when asked', () => {
+    const out = scrollbackText({ transcript, notes: [], showReasoning: false, nextBeforeSequence: null }, 80, true);
+    expect(out).toContain('\x1b[32m● \x1b[0m'); // ok glyph, green
+    expect(out).toContain('\x1b[1;97mecho hi\x1b[0m'); // the command, bold whiteBright
+    expect(out.replace(/\x1b\[[0-9;]*m/g, '')).toBe(' ● $ echo hi\n   │ hi\n   └ exit 0 · 5ms\n\n');
+  });
+
   it('says when older history was not loaded, and is empty for an empty session', () => {
     const out = scrollbackText({ transcript, notes: [], showReasoning: false, nextBeforeSequence: 7 }, 80);
     expect(out.split('\n')[0]).toMatch(/earlier history not shown/);

@@ -138,7 +138,8 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
   }
   const current = controller.getState().sessionId ?? chosen;
   controller.flush(); // batches that arrived in the last few ms, not yet shown
-  process.stdout.write(scrollbackText(controller.getState(), process.stdout.columns ?? 80));
+  const colors = !process.env.NO_COLOR && Boolean(process.stdout.isTTY);
+  process.stdout.write(scrollbackText(controller.getState(), process.stdout.columns ?? 80, colors));
   process.stdout.write(`Detached from session ${current}; it keeps running.\nReattach with: agentd attach ${current}\n`);
   return EXIT.ok;
 }
