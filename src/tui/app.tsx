@@ -5,7 +5,7 @@
  */
 import { Box, useApp, useInput, type Key } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useSyncExternalStore } from 'react';
-import { ApprovalPrompt, approvalPromptHeight } from './approval-prompt.js';
+import { ApprovalPrompt, approvalPromptHeight, callRowsFor } from './approval-prompt.js';
 import { parseCommand, suggest } from './commands.js';
 import { approvalTarget, type TuiController } from './controller.js';
 import { useArm, useSyncState, useTerminalSize } from './hooks.js';
@@ -78,7 +78,8 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
   const pagerH = Math.max(2, size.rows - 2);
 
   const suggestions = asked ? [] : suggestionRows(input.value);
-  const approvalH = asked ? approvalPromptHeight(asked, width, askedChild) : 0;
+  const callRowsMax = callRowsFor(size.rows);
+  const approvalH = asked ? approvalPromptHeight(asked, width, askedChild, callRowsMax) : 0;
   const inputH = asked ? 0 : inputBoxHeight(input, width, DEFAULT_PLACEHOLDER);
   const statusH = 1;
   const transcriptH = Math.max(1, size.rows - 1 - statusH - approvalH - inputH - suggestions.length);
@@ -146,7 +147,7 @@ export function App({ controller, columns, rows, onQuit }: AppProps) {
       <Box paddingX={1} flexDirection="column">
         <Transcript lines={lines} height={transcriptH} scrollTop={scroll.scrollTop} />
       </Box>
-      {asked ? <ApprovalPrompt request={asked} width={width} subagent={askedChild} /> : null}
+      {asked ? <ApprovalPrompt request={asked} width={width} subagent={askedChild} maxCallRows={callRowsMax} /> : null}
       {suggestions.length > 0 ? <Rows lines={suggestions} /> : null}
       {asked ? null : <InputBox state={input} width={width} />}
       {status(scroll.scrollTop !== null ? `scrolled · pgup/pgdn · esc to jump to the bottom` : undefined)}
