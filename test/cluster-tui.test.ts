@@ -80,7 +80,7 @@ describe.runIf(runnable)('agentd attach on a cluster', () => {
       tmux.kill();
       cleanup(cwd);
     }
-  });
+  }, 120_000);
 });
 
 describe.skipIf(runnable)('agentd attach on a cluster', () =>

@@ -92,5 +92,5 @@ describe.skipIf(!tmuxAvailable)('agentd attach: scrollback and the Ctrl-O pager'
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(all.filter((l) => l === ' ● echo: hello scrollback')).toHaveLength(1);
     expect(all.findIndex((l) => l.startsWith('Detached from session'))).toBeGreaterThan(order.at(-1)!);
-  });
+  }, 60_000);
 });
