@@ -6,14 +6,16 @@
  * are counted and the first is kept for error messages; stderr keeps a short tail.
  * Lines are read in time linear in their length (the chunks of a line are kept in a list
  * and joined once); a line longer than `maxMessageBytes` (`mcp.max_message_bytes`)
- * ends the server, and the reason is part of its diagnostics.
+ * ends the server, and the reason is part of its diagnostics. A flood of
+ * `notifications/tools/list_changed` costs little: of those read together (one chunk of
+ * the pipe) only the first is passed on — the re-list they ask for is the same.
  * The SDK's own StdioClientTransport cannot do process groups, hence this one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { killGroup, liveGroups } from './groups.js';
 import { SUPERVISOR_GRACE_MS, SUPERVISOR_SOURCE } from './supervisor.js';
 
@@ -47,6 +49,8 @@ export class StdioProcessTransport implements Transport {
   private partial: Buffer[] = [];
   private partialBytes = 0;
   private overflow: string | undefined;
+  /** A list_changed notification was already passed on from the chunk being read. */
+  private listChangedInChunk = false;
   private stderr = '';
   private noise = 0;
   private firstNoise: string | undefined;
@@ -120,6 +124,7 @@ export class StdioProcessTransport implements Transport {
 
   private receive(chunk: Buffer): void {
     if (this.overflow) return;
+    this.listChangedInChunk = false;
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
       if (!this.keep(chunk.subarray(start, nl))) return;
@@ -151,7 +156,12 @@ export class StdioProcessTransport implements Transport {
     if (line.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(line);
+      const parsed: unknown = JSON.parse(line);
+      if (isListChanged(parsed)) {
+        if (this.listChangedInChunk) return;
+        this.listChangedInChunk = true;
+      }
+      message = JSONRPCMessageSchema.parse(parsed);
     } catch {
       this.noise += 1;
       this.firstNoise ??= line;
@@ -186,4 +196,9 @@ export class StdioProcessTransport implements Transport {
     killGroup(pgid, 'SIGKILL');
     await this.exited;
   }
+}
+
+function isListChanged(value: unknown): boolean {
+  const v = value as { method?: unknown; id?: unknown } | null;
+  return typeof v === 'object' && v !== null && v.method === 'notifications/tools/list_changed' && v.id === undefined;
 }
