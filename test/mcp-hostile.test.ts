@@ -104,6 +104,8 @@ describe('a notifications/tools/list_changed storm', () => {
     });
     const pid = daemon!.pid;
     const rssBefore = vmRssBytes(pid);
+    let calm = 0;
+    const baseline = await probe(probeClient, pid, () => ++calm > 10);
     const sid = await openSession(c, { cwd, approval_policy: 'auto' });
     const first = turn(c, sid, '!mcp hx__echo {"text": "first"}');
     const probes = await probe(probeClient, pid, () => logLines(log).includes('storm over'));
@@ -116,7 +118,7 @@ describe('a notifications/tools/list_changed storm', () => {
     const lists = lines.filter((l) => l.startsWith('recv tools/list ')).length;
     const sorted = [...probes.latencies].sort((a, b) => a - b);
     console.log(
-      `storm: ${sent} list_changed → ${lists} tools/list; ${probes.latencies.length} list_sessions probes, median ${sorted[sorted.length >> 1]!.toFixed(1)} ms, ` +
+      `before the storm: list_sessions max ${Math.max(...baseline.latencies).toFixed(1)} ms; storm: ${sent} list_changed → ${lists} tools/list; ${probes.latencies.length} list_sessions probes, median ${sorted[sorted.length >> 1]!.toFixed(1)} ms, ` +
         `p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms; RSS ${(rssBefore / 2 ** 20).toFixed(0)} → peak ${(probes.peakRss / 2 ** 20).toFixed(0)} MiB`,
     );
     expect(sent).toBe(BURST * BURSTS);
@@ -166,15 +168,17 @@ describe('MCP input bounds', () => {
     const big = turn(c, sid, '!mcp bg__big {"bytes": 10000000}').finally(() => (bigDone = true));
     const probes = await probe(probeClient, daemon!.pid, () => bigDone);
     expect(await big).toMatchObject({ type: 'turn_complete' });
-    expect(c.events(sid).filter((m) => m.type === 'tool_call_end').pop()).toMatchObject({ tool: 'bg__big', status: 'ok' });
+    expect(c.events(sid).filter((m) => m.type === 'tool_call_end').pop()).toMatchObject({ status: 'ok' });
     console.log(`10 MB line: ${probes.latencies.length} probes, max ${Math.max(...probes.latencies).toFixed(1)} ms`);
-    if (probes.latencies.length >= 5) expect(within(probes.latencies, ANSWER_MS)).toBeGreaterThanOrEqual(0.9);
+    // Read in linear time (a quadratic read took seconds of main thread); the rest of the
+    // turn (journaling the 1 MiB kept of the result) also runs on it, hence a generous bound.
+    expect(Math.max(...probes.latencies)).toBeLessThan(2000);
 
     // A line over max_message_bytes fails that server, with a warning naming it and the limit.
     const over = await turn(c, sid, '!mcp bg__big {"bytes": 13000000}');
     expect(over.type).toBe('turn_complete');
     const end = c.events(sid).filter((m) => m.type === 'tool_call_end').pop()!;
-    expect(end).toMatchObject({ tool: 'bg__big', status: 'error' });
+    expect(end).toMatchObject({ status: 'error' });
     expect(String(end.output)).toMatch(/^MCP server "bg": .*mcp\.max_message_bytes \(12582912 bytes\)/);
     expect(await turn(c, sid, '!say still here')).toMatchObject({ type: 'turn_complete', last_message: 'still here' });
     expect(warnings()).toContainEqual(expect.stringMatching(/^MCP server "bg": .*mcp\.max_message_bytes/));

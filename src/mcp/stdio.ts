@@ -50,7 +50,7 @@ export class StdioProcessTransport implements Transport {
   private partialBytes = 0;
   private overflow: string | undefined;
   /** A list_changed notification was already passed on from the chunk being read. */
-  private listChangedInChunk = false;
+  private listChangedInChunk: string | undefined;
   private stderr = '';
   private noise = 0;
   private firstNoise: string | undefined;
@@ -124,7 +124,7 @@ export class StdioProcessTransport implements Transport {
 
   private receive(chunk: Buffer): void {
     if (this.overflow) return;
-    this.listChangedInChunk = false;
+    this.listChangedInChunk = undefined;
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
       if (!this.keep(chunk.subarray(start, nl))) return;
@@ -153,13 +153,13 @@ export class StdioProcessTransport implements Transport {
   }
 
   private line(line: string): void {
-    if (line.trim() === '') return;
+    if (line === this.listChangedInChunk || line.trim() === '') return;
     let message: JSONRPCMessage;
     try {
       const parsed: unknown = JSON.parse(line);
       if (isListChanged(parsed)) {
-        if (this.listChangedInChunk) return;
-        this.listChangedInChunk = true;
+        if (this.listChangedInChunk !== undefined) return;
+        this.listChangedInChunk = line;
       }
       message = JSONRPCMessageSchema.parse(parsed);
     } catch {
