@@ -5,6 +5,8 @@ import { McpConfigError, McpServersSchema, parseMcpServers } from '../src/mcp/co
 import { exposedNames, MAX_TOOL_NAME, sanitizeName } from '../src/mcp/naming.js';
 import { convertResult } from '../src/mcp/result.js';
 import { mustAsk } from '../src/mcp/toolset.js';
+import { boundListing, MAX_SCHEMA_DEPTH, nestsDeeperThan } from '../src/mcp/limits.js';
+import { ConfigError, parseConfig } from '../src/config/config.js';
 
 function configError(raw: unknown): string {
   try {
@@ -117,5 +119,40 @@ describe('result conversion', () => {
     expect([mustAsk({ approval: 'ask' }, 'auto'), mustAsk({ approval: 'ask' }, 'ask')]).toEqual([true, true]);
     expect([mustAsk({ approval: 'auto' }, 'auto'), mustAsk({ approval: 'auto' }, 'ask')]).toEqual([false, false]);
     expect([mustAsk({ approval: 'session' }, 'auto'), mustAsk({ approval: 'session' }, 'ask')]).toEqual([false, true]);
+  });
+});
+
+describe('MCP input bounds (src/mcp/limits.ts)', () => {
+  const nest = (levels: number) => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 1; i < levels; i++) schema = { type: 'object', properties: { a: schema } };
+    return schema;
+  };
+
+  test('depth is measured without recursion: 64 levels pass, 65 and 100 000 do not', () => {
+    // nest(n) has n levels of objects counting the `properties` objects: 2n - 1.
+    expect(nestsDeeperThan({ a: { b: {} } }, 3)).toBe(false);
+    expect(nestsDeeperThan({ a: { b: {} } }, 2)).toBe(true);
+    expect(nestsDeeperThan([[[[1]]]], 4)).toBe(false);
+    expect(nestsDeeperThan([[[[1]]]], 3)).toBe(true);
+    expect(nestsDeeperThan(nest(50_000), MAX_SCHEMA_DEPTH)).toBe(true);
+    expect(nestsDeeperThan(nest(32), MAX_SCHEMA_DEPTH)).toBe(false);
+  });
+
+  test('a listing keeps its first max_tools tools and names the deep ones', () => {
+    const tools = Array.from({ length: 200_000 }, (_, i) => ({ name: `t${i}`, inputSchema: i === 1 ? nest(100) : { type: 'object' } }));
+    const { tools: kept, refused } = boundListing(tools as never, { max_tools: 512, max_message_bytes: 1 << 20 });
+    expect(kept).toHaveLength(511);
+    expect(kept[0]!.name).toBe('t0');
+    expect(kept[510]!.name).toBe('t511');
+    expect(refused[0]).toEqual({ name: 't1', reason: 'its inputSchema nests deeper than 64 levels' });
+    expect(refused[1]!.reason).toMatch(/more than mcp.max_tools \(512\) tools \(200000 read\)/);
+  });
+
+  test('the mcp config block: defaults and validation', () => {
+    expect(parseConfig({}).mcp).toEqual({ max_tools: 512, max_message_bytes: 16 * 1024 * 1024 });
+    expect(() => parseConfig({ mcp: { max_tools: 0 } })).toThrow(ConfigError);
+    expect(() => parseConfig({ mcp: { max_message_bytes: 2 ** 40 } })).toThrow(/mcp.max_message_bytes/);
+    expect(() => parseConfig({ mcp: { other: 1 } })).toThrow(ConfigError);
   });
 });

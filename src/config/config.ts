@@ -187,6 +187,13 @@ export const ConfigSchema = z.strictObject({
   tools: ToolsSchema,
   // tools2: MCP servers (docs/tools.md), schema in ./mcp_servers.ts
   mcp_servers: McpServersSchema,
+  // mcphostile: bounds on what an MCP server may send (docs/tools.md, "Limits")
+  mcp: z
+    .strictObject({
+      max_tools: PositiveInt.max(100_000).default(512),
+      max_message_bytes: z.int().min(1024).max(1024 * 1024 * 1024).default(16 * 1024 * 1024),
+    })
+    .prefault({}),
   system_prompt: SystemPromptSchema.optional(),
   /** Append the nearest AGENTS.md to every system prompt (docs/context.md). */
   project_instructions: z.boolean().default(true),

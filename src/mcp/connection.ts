@@ -1,9 +1,12 @@
 /**
  * One live connection to one MCP server through the SDK `Client`: connect (spawn or
  * HTTP) and list its tools within the startup timeout, re-list on
- * `notifications/tools/list_changed`, call a tool with a timeout and an abort signal
- * (the SDK sends `notifications/cancelled` on either), close. An unexpected end of the
- * connection is reported once through `onLost` with a readable reason.
+ * `notifications/tools/list_changed` (coalesced: at most one re-list running and one
+ * pending, however many notifications arrive), call a tool with a timeout and an abort
+ * signal (the SDK sends `notifications/cancelled` on either), close. Only a request
+ * still in flight is ever cancelled: `initialize` and `tools/list` get no abort signal
+ * (a signal the SDK keeps listening to after the answer would cancel them later). An
+ * unexpected end of the connection is reported once through `onLost` with a readable reason.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,6 +14,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool as RemoteTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from './config.js';
 import { McpServerError } from './errors.js';
+import { boundListing, type McpLimits, type RefusedTool } from './limits.js';
 import { StdioProcessTransport } from './stdio.js';
 
 const CLIENT_INFO = { name: 'agentd', version: '0.1.0' };
@@ -18,6 +22,8 @@ const CLIENT_INFO = { name: 'agentd', version: '0.1.0' };
 const MAX_LIST_PAGES = 100;
 /** How long a ping may take when an HTTP stream broke before the connection counts as lost; also the most close() waits for an HTTP session's DELETE. */
 const PROBE_TIMEOUT_MS = 2000;
+/** The longest timer Node.js honours. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 export interface ConnectionHooks {
   /** The tool listing changed (after a list_changed notification was honoured). */
@@ -29,11 +35,16 @@ export interface ConnectionHooks {
 export interface LaunchContext {
   cwd: string;
   env: Readonly<Record<string, string>>;
+  /** `mcp.max_tools` and `mcp.max_message_bytes` (docs/configuration.md). */
+  limits: McpLimits;
 }
 
 export class McpConnection {
   private listing: RemoteTool[] = [];
-  private refreshing: Promise<void> | undefined;
+  private refused: RefusedTool[] = [];
+  /** The re-list running now, and the one waiting for it (at most one each). */
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
   private closing = false;
   private lost = false;
   private probing = false;
@@ -45,30 +56,34 @@ export class McpConnection {
     private readonly client: Client,
     private readonly transport: Transport,
     private readonly hooks: ConnectionHooks,
+    private readonly limits: McpLimits,
   ) {}
 
   /** Start the server and list its tools, all within `startup_timeout_ms`. */
   static async open(config: McpServerConfig, launch: LaunchContext, hooks: ConnectionHooks, cancel?: AbortSignal): Promise<McpConnection> {
     const transport: Transport =
       config.transport === 'stdio'
-        ? new StdioProcessTransport({ command: config.command, args: config.args, cwd: launch.cwd, env: { ...launch.env, ...config.env } })
+        ? new StdioProcessTransport({
+            command: config.command,
+            args: config.args,
+            cwd: launch.cwd,
+            env: { ...launch.env, ...config.env },
+            maxMessageBytes: launch.limits.max_message_bytes,
+          })
         : new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } } });
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const conn = new McpConnection(config, client, transport, hooks);
+    const conn = new McpConnection(config, client, transport, hooks, launch.limits);
     const timeout = config.startup_timeout_ms;
-    const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
+    let onCancel: (() => void) | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        abort.abort();
         reject(new McpServerError('startup_timeout', config.name, `did not start within ${timeout} ms${conn.diagnosticsSuffix()}`));
       }, timeout);
     });
     const exited = new Promise<never>((_, reject) => {
-      cancel?.addEventListener('abort', () => {
-        abort.abort();
-        reject(new McpServerError('start_failed', config.name, 'closed during start-up'));
-      });
+      onCancel = () => reject(new McpServerError('start_failed', config.name, 'closed during start-up'));
+      cancel?.addEventListener('abort', onCancel, { once: true });
       client.onclose = () => {
         // A stdio server that exits says more (exit code, stderr) than the pending request's error.
         if (config.transport === 'stdio' && !conn.closing && !conn.lost) {
@@ -78,7 +93,7 @@ export class McpConnection {
       };
     });
     try {
-      await Promise.race([conn.handshake(abort.signal, timeout), expired, exited]);
+      await Promise.race([conn.handshake(timeout), expired, exited]);
       return conn;
     } catch (err) {
       conn.closing = true;
@@ -87,23 +102,41 @@ export class McpConnection {
       throw new McpServerError('start_failed', config.name, `failed to start: ${describe(err)}${conn.diagnosticsSuffix()}`);
     } finally {
       clearTimeout(timer);
+      if (onCancel) cancel?.removeEventListener('abort', onCancel);
       expired.catch(() => {});
       exited.catch(() => {});
     }
   }
 
-  private async handshake(signal: AbortSignal, timeout: number): Promise<void> {
-    await this.client.connect(this.transport, { signal, timeout });
+  /**
+   * initialize and the first tools/list, without an abort signal and with an SDK timeout
+   * past the start-up timer's: a start that is given up closes the connection instead
+   * (initialize must never be cancelled).
+   */
+  private async handshake(timeout: number): Promise<void> {
+    const sdkTimeout = Math.min(timeout + PROBE_TIMEOUT_MS, MAX_TIMER_MS);
+    await this.client.connect(this.transport, { timeout: sdkTimeout });
     this.client.onerror = (err) => this.transportError(err);
     this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.refresh().then(() => this.hooks.onToolsChanged());
+      void this.refresh();
     });
-    this.listing = await this.list(signal, timeout);
+    this.accept(await this.list(sdkTimeout));
   }
 
-  /** The server's tools as last listed. */
+  /** The server's tools as last listed (within the limits). */
   get tools(): readonly RemoteTool[] {
     return this.listing;
+  }
+
+  /** Tools of the last listing left out by the limits (schema too deep, past `mcp.max_tools`). */
+  get refusedTools(): readonly RefusedTool[] {
+    return this.refused;
+  }
+
+  private accept(remote: readonly RemoteTool[]): void {
+    const bounded = boundListing(remote, this.limits);
+    this.listing = bounded.tools;
+    this.refused = bounded.refused;
   }
 
   /** The pid of the stdio server's process group leader (the supervisor), if any. */
@@ -111,34 +144,52 @@ export class McpConnection {
     return this.transport instanceof StdioProcessTransport ? this.transport.pgid : undefined;
   }
 
-  /** Resolves once a re-list triggered by list_changed (if any) has finished. */
+  /** Resolves once the re-lists asked for so far (by list_changed) have finished: at most two round trips. */
   settled(): Promise<void> {
-    return this.refreshing ?? Promise.resolve();
+    return this.queued ?? this.running ?? Promise.resolve();
   }
 
-  /** List the tools again (list_changed), after any re-list in progress; a failure keeps the previous listing. */
+  /**
+   * List the tools again (list_changed). Coalesced: with a re-list running, one more is
+   * queued to run after it, and every further notification joins that queued one. A
+   * failure keeps the previous listing.
+   */
   refresh(): Promise<void> {
-    const relist = async () => {
-      this.listing = await this.list(undefined, this.config.startup_timeout_ms);
-    };
-    const current: Promise<void> = (this.refreshing ?? Promise.resolve())
-      .then(relist)
-      .catch(() => {})
-      .finally(() => {
-        if (this.refreshing === current) this.refreshing = undefined;
-      });
-    this.refreshing = current;
-    return current;
+    if (this.queued) return this.queued;
+    if (!this.running) return this.relist();
+    const queued = this.running.then(() => {
+      this.queued = undefined;
+      return this.closing || this.lost ? undefined : this.relist();
+    });
+    this.queued = queued;
+    return queued;
   }
 
-  private async list(signal: AbortSignal | undefined, timeout: number): Promise<RemoteTool[]> {
+  private relist(): Promise<void> {
+    const running: Promise<void> = this.list(this.config.startup_timeout_ms)
+      .then(
+        (tools) => {
+          this.accept(tools);
+          this.hooks.onToolsChanged();
+        },
+        () => {},
+      )
+      .finally(() => {
+        if (this.running === running) this.running = undefined;
+      });
+    this.running = running;
+    return running;
+  }
+
+  /** Every page of tools/list; stops reading once the listing is far past `mcp.max_tools`. */
+  private async list(timeout: number): Promise<RemoteTool[]> {
     const tools: RemoteTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout, ...(signal && { signal }) });
-      tools.push(...result.tools);
+      const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
+      for (const tool of result.tools) tools.push(tool);
       cursor = result.nextCursor;
-      if (cursor === undefined) return tools;
+      if (cursor === undefined || tools.length > this.limits.max_tools) return tools;
     }
     throw new McpServerError('protocol', this.config.name, `tools/list returned more than ${MAX_LIST_PAGES} pages`);
   }

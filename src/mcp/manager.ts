@@ -12,6 +12,7 @@ import type { McpServerConfig } from './config.js';
 import { sanitizeName } from './naming.js';
 import { DEFAULT_BACKOFF, ServerSlot, type BackoffOptions, type SlotState } from './slot.js';
 import { killAllServerGroups } from './groups.js';
+import { DEFAULT_MCP_LIMITS, type McpLimits } from './limits.js';
 import { McpToolset, type TraceContextOf } from './toolset.js';
 
 export interface McpManagerOptions {
@@ -24,6 +25,8 @@ export interface McpManagerOptions {
   outputCapBytes?: number;
   /** The `params._meta` fields of a tool call's request (its trace context, docs/operations.md). */
   traceContext?: TraceContextOf;
+  /** `mcp.max_tools` and `mcp.max_message_bytes` (defaults: 512 tools, 16 MiB). */
+  limits?: Partial<McpLimits>;
 }
 
 const DEFAULT_LINGER_MS = 60_000;
@@ -47,6 +50,7 @@ export class McpManager {
   private readonly backoff: BackoffOptions;
   private readonly lingerMs: number;
   private readonly outputCapBytes: number;
+  private readonly limits: McpLimits;
   private closed = false;
 
   constructor(
@@ -56,6 +60,7 @@ export class McpManager {
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.lingerMs = options.lingerMs ?? DEFAULT_LINGER_MS;
     this.outputCapBytes = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
+    this.limits = { ...DEFAULT_MCP_LIMITS, ...options.limits };
   }
 
   /** Whether any MCP server is configured (none: every toolset would be empty). */
@@ -112,7 +117,7 @@ export class McpManager {
   private acquire(config: McpServerConfig, cwd: string, key: string): Entry {
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { key, slot: new ServerSlot(config, { cwd, env: this.options.baseEnv }, this.backoff), refs: 0 };
+      entry = { key, slot: new ServerSlot(config, { cwd, env: this.options.baseEnv, limits: this.limits }, this.backoff), refs: 0 };
       this.entries.set(key, entry);
     }
     clearTimeout(entry.linger);

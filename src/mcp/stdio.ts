@@ -4,13 +4,18 @@
  * given environment. Closing ends the whole group (TERM, then KILL after 2 s); so does the
  * server exiting (leftover descendants are KILLed). Lines on stdout that are not JSON-RPC
  * are counted and the first is kept for error messages; stderr keeps a short tail.
+ * Lines are read in time linear in their length (the chunks of a line are kept in a list
+ * and joined once); a line longer than `maxMessageBytes` (`mcp.max_message_bytes`)
+ * ends the server, and the reason is part of its diagnostics. A flood of
+ * `notifications/tools/list_changed` costs little: of those read together (one chunk of
+ * the pipe) only the first is passed on — the re-list they ask for is the same.
  * The SDK's own StdioClientTransport cannot do process groups, hence this one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { killGroup, liveGroups } from './groups.js';
 import { SUPERVISOR_GRACE_MS, SUPERVISOR_SOURCE } from './supervisor.js';
 
@@ -19,14 +24,14 @@ const STDERR_TAIL_BYTES = 2048;
 const STDERR_TAIL_LINES = 3;
 /** How long the pipes may stay open after the supervisor exited (for the last stderr lines). */
 const PIPE_DRAIN_MS = 1000;
-/** One JSON-RPC message on stdout may be at most this long (the SDK's default buffer). */
-const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
 export interface StdioServerSpec {
   command: string;
   args: readonly string[];
   cwd: string;
   env: Readonly<Record<string, string>>;
+  /** The longest line (one JSON-RPC message) read from stdout, in bytes. */
+  maxMessageBytes: number;
 }
 
 export interface ExitInfo {
@@ -40,7 +45,12 @@ export class StdioProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private pending: Buffer = Buffer.alloc(0);
+  /** The chunks of the line being read (no newline yet), and their total length. */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  private overflow: string | undefined;
+  /** A list_changed notification was already passed on from the chunk being read. */
+  private listChangedInChunk: string | undefined;
   private stderr = '';
   private noise = 0;
   private firstNoise: string | undefined;
@@ -61,6 +71,7 @@ export class StdioProcessTransport implements Transport {
   /** What the server last wrote to stderr, and about non-JSON-RPC lines on stdout. */
   diagnostics(): string {
     const parts: string[] = [];
+    if (this.overflow) parts.push(this.overflow);
     const tail = this.stderr.trim();
     if (tail) parts.push(`stderr: ${tail.split('\n').slice(-STDERR_TAIL_LINES).map((l) => l.trim().slice(0, 200)).join(' | ')}`);
     if (this.noise > 0) parts.push(`${this.noise} line(s) on stdout that are not JSON-RPC, the first: ${JSON.stringify(this.firstNoise!.slice(0, 120))}`);
@@ -112,26 +123,51 @@ export class StdioProcessTransport implements Transport {
   }
 
   private receive(chunk: Buffer): void {
-    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
-    for (let nl = this.pending.indexOf(10); nl !== -1; nl = this.pending.indexOf(10)) {
-      const line = this.pending.toString('utf8', 0, nl).replace(/\r$/, '');
-      this.pending = this.pending.subarray(nl + 1);
-      if (line.trim() === '') continue;
-      let message: JSONRPCMessage;
-      try {
-        message = deserializeMessage(line);
-      } catch {
-        this.noise += 1;
-        this.firstNoise ??= line;
-        continue;
-      }
-      this.onmessage?.(message);
+    if (this.overflow) return;
+    this.listChangedInChunk = undefined;
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      if (!this.keep(chunk.subarray(start, nl))) return;
+      const whole = this.partial.length === 1 ? this.partial[0]! : Buffer.concat(this.partial, this.partialBytes);
+      this.partial = [];
+      this.partialBytes = 0;
+      start = nl + 1;
+      this.line(whole.toString('utf8').replace(/\r$/, ''));
     }
-    if (this.pending.length > MAX_LINE_BYTES) {
-      this.pending = Buffer.alloc(0);
-      this.onerror?.(new Error(`MCP server wrote a line of more than ${MAX_LINE_BYTES} bytes to stdout`));
+    if (start < chunk.length) this.keep(chunk.subarray(start));
+  }
+
+  /** Add a piece to the line being read; false (and the server is ended) past the limit. */
+  private keep(piece: Buffer): boolean {
+    this.partialBytes += piece.length;
+    if (this.partialBytes > this.spec.maxMessageBytes) {
+      this.partial = [];
+      this.partialBytes = 0;
+      this.overflow = `it wrote a message (line) longer than mcp.max_message_bytes (${this.spec.maxMessageBytes} bytes) to stdout`;
+      this.onerror?.(new Error(`MCP server ${this.overflow}`));
       void this.close();
+      return false;
     }
+    this.partial.push(piece);
+    return true;
+  }
+
+  private line(line: string): void {
+    if (line === this.listChangedInChunk || line.trim() === '') return;
+    let message: JSONRPCMessage;
+    try {
+      const parsed: unknown = JSON.parse(line);
+      if (isListChanged(parsed)) {
+        if (this.listChangedInChunk !== undefined) return;
+        this.listChangedInChunk = line;
+      }
+      message = JSONRPCMessageSchema.parse(parsed);
+    } catch {
+      this.noise += 1;
+      this.firstNoise ??= line;
+      return;
+    }
+    this.onmessage?.(message);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -160,4 +196,9 @@ export class StdioProcessTransport implements Transport {
     killGroup(pgid, 'SIGKILL');
     await this.exited;
   }
+}
+
+function isListChanged(value: unknown): boolean {
+  const v = value as { method?: unknown; id?: unknown } | null;
+  return typeof v === 'object' && v !== null && v.method === 'notifications/tools/list_changed' && v.id === undefined;
 }

@@ -35,7 +35,7 @@ export function mustAsk(tool: Pick<McpTool, 'approval'>, sessionPolicy: Approval
 /** Something the session should journal as a `warning` event. */
 export interface McpWarning {
   server: string;
-  kind: McpFailureKind | 'name_collision';
+  kind: McpFailureKind | 'name_collision' | 'tool_left_out';
   message: string;
 }
 
@@ -101,7 +101,8 @@ export class McpToolset {
       }
       if (slot.state !== 'ready') continue;
       const listed = this.listed(slot);
-      tools.push(...listed.tools);
+      for (const tool of listed.tools) tools.push(tool);
+      this.refusedWarnings(slot, warnings);
       for (const remote of listed.dropped) {
         const key = `${slot.config.name}\0${remote}`;
         if (this.seenDropped.has(key)) continue;
@@ -136,6 +137,18 @@ export class McpToolset {
     if (this.closed) return;
     this.closed = true;
     this.release();
+  }
+
+  /** One warning per tool the server's listing lost to the limits (docs/tools.md), per session. */
+  private refusedWarnings(slot: ServerSlot, warnings: McpWarning[]): void {
+    const server = slot.config.name;
+    for (const refused of slot.current?.refusedTools ?? []) {
+      const key = `${server}\0${refused.name ?? ''}\0${refused.reason}`;
+      if (this.seenDropped.has(key)) continue;
+      this.seenDropped.add(key);
+      const what = refused.name === undefined ? 'tools left out' : `tool ${JSON.stringify(refused.name.slice(0, 100))} left out`;
+      warnings.push({ server, kind: 'tool_left_out', message: `MCP server "${server}": ${what}: ${refused.reason}` });
+    }
   }
 
   private listed(slot: ServerSlot): Listed {

@@ -112,6 +112,7 @@ export class SessionHost implements SessionHostApi {
     this.mcp = new McpManager(options.config.mcp_servers, {
       baseEnv: toolEnv(shellEnvPolicy(options.config)),
       outputCapBytes: options.config.limits.shell_output_cap_bytes,
+      limits: options.config.mcp,
       ...(options.observer?.traceContext && { traceContext: options.observer.traceContext.bind(options.observer) }),
     });
     this.subagents = new HostSubagents({
