@@ -301,6 +301,9 @@ function tuning(): { highWaterMark?: number; pageSize?: number; helloTimeoutMs?:
   };
 }
 
+/** The shortest cluster secret accepted (docs/cluster.md). */
+const MIN_SECRET_BYTES = 32;
+
 interface ClusterMode {
   url: string;
   nodeId: string;
@@ -317,6 +320,7 @@ function clusterMode(opts: ServeOptions, config: Config): ClusterMode | null {
   const secretEnv = config.cluster.secret_env;
   const secret = process.env[secretEnv];
   if (!secret) throw new StartupError(`cluster mode needs the shared node-to-node secret in $${secretEnv} (the same on every node)`, 2);
+  if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) throw new StartupError(`$${secretEnv}: the cluster secret must have at least ${MIN_SECRET_BYTES} bytes (e.g. openssl rand -hex 32)`, 2);
   const nodeId = opts.nodeId ?? config.cluster.node_id ?? (opts.port === 0 ? undefined : `${hostname()}-${opts.port}`);
   if (nodeId === undefined) throw new StartupError('cluster mode on --port 0 needs --node-id (a node id must stay the same across restarts)', 2);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(nodeId)) throw new StartupError(`--node-id: letters, digits, . _ - (at most 63), not "${nodeId}"`, 2);
