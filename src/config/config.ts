@@ -126,6 +126,9 @@ export const ConfigSchema = z.strictObject({
       max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
       // tools2: how deep subagents may nest (docs/tools.md): a session at this depth gets no delegate
       max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
+      // docs/tools.md: delegate calls that may start a child per parent turn, and children per session
+      max_subagents_per_turn: z.int().min(0).max(10_000).default(16),
+      max_children: z.int().min(0).max(1_000_000).default(256),
       // tools (docs/tools.md): every new session's token budget (input + output tokens); absent: none
       session_token_budget: TokenBudgetSchema.optional(),
     })
