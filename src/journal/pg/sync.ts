@@ -151,6 +151,13 @@ export class PgSyncJournal implements SessionJournal {
     return this.run('unfinishedSessions', []);
   }
 
+  /** Deletes the session tree and its leases; this node forgets the deleted sessions' leases. */
+  deleteSessions(sessionId: string): string[] {
+    const ids = this.run('deleteSessions', [sessionId]);
+    for (const id of ids) this.leases.delete(id);
+    return ids;
+  }
+
   listSessions(limit: number, before?: string): StoredSession[] {
     return this.run('listSessions', [limit, before]);
   }

@@ -37,6 +37,7 @@ export interface WorkerCalls {
   loadTranscript(sessionId: string): Promise<string[]>;
   isAdmitted(sessionId: string, submissionId: string): Promise<boolean>;
   unfinishedSessions(): Promise<string[]>;
+  deleteSessions(sessionId: string): Promise<string[]>;
   listSessions(limit: number, before: string | undefined): Promise<StoredSession[]>;
   readAfter(sessionId: string, after: number, limit: number): Promise<WireBatch[]>;
   readBefore(sessionId: string, before: number, limit: number): Promise<WireBatch[]>;
@@ -79,6 +80,7 @@ const CALLS: WorkerCalls = {
   loadTranscript: (id) => open().readTranscript(id),
   isAdmitted: (id, sub) => open().isAdmitted(id, sub),
   unfinishedSessions: () => open().unfinishedSessions(),
+  deleteSessions: (id) => open().deleteSessions(id),
   listSessions: (limit, before) => open().listSessions(limit, before),
   readAfter: (id, after, limit) => open().rowsAfter(id, after, limit),
   readBefore: (id, before, limit) => open().rowsBefore(id, before, limit),
