@@ -13,7 +13,7 @@ import { runAgentd, startDaemon, type Daemon } from './helpers/daemon.js';
 import { findPostgres, POSTGRES_MISSING, startPostgres, type PostgresServer } from './helpers/postgres.js';
 
 const havePostgres = findPostgres() !== null || process.env.CI === 'true';
-const SECRET = 'cluster-secret-for-tests';
+const SECRET = 'cluster-secret-for-tests-at-least-32-bytes';
 let server: PostgresServer;
 beforeAll(async () => {
   if (havePostgres) server = await startPostgres();
@@ -63,11 +63,14 @@ describe.skipIf(!havePostgres)('agentd serve --postgres', () => {
       const created = await client.createSession();
       client.close();
 
-      // The secret opens a connection too (that is how nodes forward submissions)…
-      const peer = await connect(a, { token: SECRET, via: 'header' });
-      const listed = await peer.ok({ type: 'list_sessions' });
-      expect(listed.sessions.map((s: { session_id: string }) => s.session_id)).toContain(created.session_id);
+      // The secret opens a node link (that is how nodes forward submissions), which may only submit…
+      const peer = await connect(a, { token: SECRET, via: 'header', helloFields: { client: 'agentd-node/test' } });
+      const listed = await peer.request({ type: 'list_sessions', req_id: 'r1' });
+      expect(listed.code).toBe('unauthorized');
       peer.close();
+      expect(created.session_id).toBeTruthy();
+      // …it is no client token…
+      await expect(connect(a, { token: SECRET, via: 'header' })).rejects.toThrow(/unauthorized|wrong token/);
       // …a wrong one does not.
       await expect(connect(a, { token: 'not-the-secret', via: 'header' })).rejects.toThrow(/unauthorized|wrong token/);
 

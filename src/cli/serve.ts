@@ -4,6 +4,7 @@
  * Exit codes: 0 clean shutdown, 1 start-up or shutdown failure, 2 bad usage or an
  * invalid configuration file (the message names the bad field).
  */
+import { accessSync, constants as fsConstants } from 'node:fs';
 import { hostname } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino, type Logger } from 'pino';
@@ -102,6 +103,42 @@ function makeLogger(level: string, format: string | undefined): Logger {
   return pino({ name: 'agentd', level }, stream);
 }
 
+/** The data dir, created if missing; one that cannot hold a database is refused at once (exit 2). */
+function usableDataDir(dir: string): string {
+  if (/^\/(proc|sys|dev)(\/|$)/.test(dir)) throw new StartupError(`--data-dir: ${dir} is not a usable data dir (a kernel file system)`, 2);
+  let abs: string;
+  try {
+    abs = ensureDataDir(dir);
+    accessSync(abs, fsConstants.W_OK | fsConstants.X_OK);
+  } catch (err) {
+    throw new StartupError(`--data-dir: ${dir} is not a usable data dir: ${(err as Error).message}`, 2);
+  }
+  return abs;
+}
+
+/**
+ * Take the data dir's exclusive lock for this process's life (docs/operations.md), or
+ * refuse with exit 1 naming the holder. The holder writes its pid just after locking, so
+ * a daemon started at the same instant waits briefly for it.
+ */
+async function holdDataDir(dataDir: string): Promise<void> {
+  const { lockDataDir, readHolderPid } = await import('../journal/dir-lock.js');
+  let result;
+  try {
+    result = lockDataDir(dataDir);
+  } catch (err) {
+    throw new StartupError(`--data-dir: cannot lock ${dataDir}: ${(err as Error).message}`, 2);
+  }
+  if (result.ok) return;
+  let pid = result.holderPid;
+  for (let i = 0; i < 40 && (pid === null || pid === process.pid || !isProcessAlive(pid)); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    pid = readHolderPid(dataDir);
+  }
+  const who = pid !== null && pid !== process.pid ? `pid ${pid}` : 'another process';
+  throw new StartupError(`another agentd (${who}) is serving ${dataDir}: one daemon per data dir`, 1);
+}
+
 /** Refuse to share a data dir with a daemon that is still serving it. */
 async function checkNotRunning(dataDir: string): Promise<void> {
   const info = readDaemonInfo(dataDir);
@@ -125,12 +162,14 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
     throw new StartupError(`--no-auth is only allowed on a loopback host (127.0.0.1, ::1, localhost), not ${opts.host}`, 2);
   }
   const logger = makeLogger(opts.logLevel, opts.logFormat);
-  const dataDir = ensureDataDir(resolveDataDir(opts.dataDir));
+  const dataDir = usableDataDir(resolveDataDir(opts.dataDir));
   const config: Config = loadConfig(dataDir, opts.config); // throws ConfigError
   const tune = tuning();
+  await holdDataDir(dataDir);
   await checkNotRunning(dataDir);
   const cluster = clusterMode(opts, config);
   const pgJournal = cluster ? await openClusterJournal(cluster) : null;
+  if (cluster && pgJournal) await checkNodeId(pgJournal, cluster, logger);
   // Cluster mode: one token for the whole cluster, kept in the database (generated once).
   const clusterToken = pgJournal && opts.auth && !token ? pgJournal.token() : undefined;
   const auth = opts.auth ? resolveServerToken(dataDir, token ?? clusterToken) : null;
@@ -279,6 +318,9 @@ function tuning(): { highWaterMark?: number; pageSize?: number; helloTimeoutMs?:
   };
 }
 
+/** The shortest cluster secret accepted (docs/cluster.md). */
+const MIN_SECRET_BYTES = 32;
+
 interface ClusterMode {
   url: string;
   nodeId: string;
@@ -295,12 +337,24 @@ function clusterMode(opts: ServeOptions, config: Config): ClusterMode | null {
   const secretEnv = config.cluster.secret_env;
   const secret = process.env[secretEnv];
   if (!secret) throw new StartupError(`cluster mode needs the shared node-to-node secret in $${secretEnv} (the same on every node)`, 2);
+  if (Buffer.byteLength(secret) < MIN_SECRET_BYTES) throw new StartupError(`$${secretEnv}: the cluster secret must have at least ${MIN_SECRET_BYTES} bytes (e.g. openssl rand -hex 32)`, 2);
   const nodeId = opts.nodeId ?? config.cluster.node_id ?? (opts.port === 0 ? undefined : `${hostname()}-${opts.port}`);
   if (nodeId === undefined) throw new StartupError('cluster mode on --port 0 needs --node-id (a node id must stay the same across restarts)', 2);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(nodeId)) throw new StartupError(`--node-id: letters, digits, . _ - (at most 63), not "${nodeId}"`, 2);
   const advertiseUrl = opts.advertiseUrl ?? config.cluster.advertise_url;
   if (advertiseUrl !== undefined && !/^wss?:\/\/[^\s/]+$/.test(advertiseUrl)) throw new StartupError(`--advertise-url: must be ws://HOST:PORT, not "${advertiseUrl}"`, 2);
   return { url, nodeId, advertiseUrl, secret, leaseMs: config.cluster.lease_ms, heartbeatMs: config.cluster.heartbeat_ms };
+}
+
+/** Refuse a node id a live process is using; wait out a dead holder's heartbeat (docs/cluster.md). */
+async function checkNodeId(journal: import('../journal/pg/sync.js').PgSyncJournal, cluster: ClusterMode, logger: Logger): Promise<void> {
+  const { claimNodeId } = await import('../cluster/node-id.js');
+  const verdict = await claimNodeId(journal, cluster.nodeId, cluster.leaseMs, cluster.heartbeatMs);
+  if (!verdict.free) {
+    journal.close();
+    throw new StartupError(`node ${cluster.nodeId} is already running at ${verdict.url}: one process per node id`, 1);
+  }
+  if (verdict.waitedMs > 100) logger.info({ node_id: cluster.nodeId, waited_ms: verdict.waitedMs }, 'the previous process of this node id stopped heartbeating: starting in its place');
 }
 
 async function openClusterJournal(cluster: ClusterMode): Promise<import('../journal/pg/sync.js').PgSyncJournal> {

@@ -2,13 +2,14 @@
  * The daemon's configuration file (docs/configuration.md): schema, defaults and loading.
  * Validation errors name the offending field.
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { closeSync, constants as fsConstants, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ApprovalPolicySchema, IDENTIFIER_PATTERN, IDENTIFIER_RULE, LIMITS, ShellRuleSchema, TokenBudgetSchema, utf8Bytes } from '../../protocol/index.js';
 import { ConfigError } from '../errors.js';
 import { thinkingBudget } from '../model/anthropic_request.js';
 import type { ModelRoute } from '../model/types.js';
+import { DurationMs, durationMs } from './duration.js';
 import { McpServersSchema } from './mcp_servers.js';
 
 const PositiveInt = z.int().positive();
@@ -65,7 +66,7 @@ const ServerSchema = z
     allowed_hosts: z.array(z.string().regex(/^[^\s/?#@]+$/, 'must be a host name, optionally with ":port"')).default([]),
     max_connections: PositiveInt.max(1_000_000).default(SERVER_DEFAULTS.max_connections),
     max_unauthenticated: PositiveInt.max(1_000_000).default(SERVER_DEFAULTS.max_unauthenticated),
-    auth_deadline_ms: PositiveInt.max(600_000).default(SERVER_DEFAULTS.auth_deadline_ms),
+    auth_deadline_ms: durationMs(1, 600_000).default(SERVER_DEFAULTS.auth_deadline_ms),
     hello_max_bytes: z.int().min(1024).max(LIMITS.frameMaxBytes).default(SERVER_DEFAULTS.hello_max_bytes),
     // obs: GET /metrics without the token (docs/operations.md)
     metrics_public: z.boolean().default(false),
@@ -131,18 +132,21 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       inbox_capacity: PositiveInt.max(100_000).default(LIMITS.inboxCapacity),
       max_model_steps: PositiveInt.default(LIMITS.maxModelSteps),
-      model_idle_timeout_ms: PositiveInt.default(60_000),
+      model_idle_timeout_ms: durationMs(1).default(60_000),
       max_output_recovery_attempts: z.int().min(0).default(2),
       doom_loop_threshold: z.int().min(2).default(3),
       // parallel (docs/tools.md): tool calls of one model step that run at the same time
       max_parallel_tools: PositiveInt.max(256).default(8),
-      shell_timeout_ms: PositiveInt.default(120_000),
+      shell_timeout_ms: durationMs(1).default(120_000),
       shell_output_cap_bytes: PositiveInt.default(1024 * 1024),
-      evict_idle_ms: z.int().min(0).default(30_000),
+      evict_idle_ms: DurationMs.default(30_000),
       // core: admitted messages waiting for their own turn (docs/architecture.md)
       max_queued_turns: PositiveInt.max(100_000).default(LIMITS.maxQueuedTurns),
       // tools2: how deep subagents may nest (docs/tools.md): a session at this depth gets no delegate
       max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
+      // docs/tools.md: delegate calls that may start a child per parent turn, and children per session
+      max_subagents_per_turn: z.int().min(0).max(10_000).default(16),
+      max_children: z.int().min(0).max(1_000_000).default(256),
       // tools (docs/tools.md): every new session's token budget (input + output tokens); absent: none
       session_token_budget: TokenBudgetSchema.optional(),
     })
@@ -162,7 +166,7 @@ export const ConfigSchema = z.strictObject({
   journal: z
     .strictObject({
       synchronous: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
-      group_commit_ms: z.int().min(0).max(1000).default(2),
+      group_commit_ms: durationMs(0, 1000).default(2),
       // cluster (docs/cluster.md): "postgres" puts the journal in a shared PostgreSQL database
       backend: z.enum(['sqlite', 'postgres']).default('sqlite'),
       url: z.string().min(1).optional(),
@@ -178,8 +182,8 @@ export const ConfigSchema = z.strictObject({
       node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, . _ - (at most 63)').optional(),
       advertise_url: z.string().regex(/^wss?:\/\/[^\s/]+$/, 'ws://HOST:PORT or wss://HOST:PORT').optional(),
       secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('AGENTD_CLUSTER_SECRET'),
-      lease_ms: z.int().min(500).max(600_000).default(3000),
-      heartbeat_ms: z.int().min(100).max(60_000).default(1000),
+      lease_ms: durationMs(500, 600_000).default(3000),
+      heartbeat_ms: durationMs(100, 60_000).default(1000),
     })
     .prefault({})
     .refine((c) => c.heartbeat_ms * 2 <= c.lease_ms, { message: 'cluster.heartbeat_ms must be at most half of cluster.lease_ms', path: ['heartbeat_ms'] }),
@@ -246,15 +250,37 @@ function readSystemPrompt(value: z.infer<typeof SystemPromptSchema>, source: str
   if (typeof value === 'string') text = value;
   else {
     const path = resolve(baseDir, value.file);
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (err) {
-      throw new ConfigError(`${source}: system_prompt.file: cannot read "${path}": ${(err as Error).message}`);
-    }
+    text = readBoundedFile(path, LIMITS.systemPromptMaxBytes, `${source}: system_prompt.file`);
     if (text.length === 0) throw new ConfigError(`${source}: system_prompt.file: "${path}" is empty`);
   }
   checkPromptSize(text, `${source}: system_prompt`);
   return text;
+}
+
+/**
+ * A regular file's text, refused when larger than `maxBytes` without reading more than
+ * that (a device such as /dev/zero, a FIFO or a directory is refused before any read).
+ */
+function readBoundedFile(path: string, maxBytes: number, where: string): string {
+  let fd: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) throw new ConfigError(`${where}: "${path}" is not a regular file`);
+    if (st.size > maxBytes) throw new ConfigError(`${where}: "${path}" has ${st.size} bytes, at most ${maxBytes} (a system prompt is limited to 64 KiB)`);
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`${where}: cannot read "${path}": ${(err as Error).message}`);
+  }
+  try {
+    const buf = Buffer.alloc(maxBytes + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, null);
+    if (n > maxBytes) throw new ConfigError(`${where}: "${path}" is larger than ${maxBytes} bytes (a system prompt is limited to 64 KiB)`);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The configured top-level system prompt (already read from its file), or null. */

@@ -21,7 +21,7 @@ import {
 import { AgentdError } from '../errors.js';
 import type { CommittedBatch, SessionHandle, SessionHostApi } from '../session/api.js';
 import type { UpgradeCredentials } from './auth.js';
-import { checkHello, CLOSE_PROTOCOL } from './handshake.js';
+import { checkHello, CLOSE_PROTOCOL, PEER_FRAMES } from './handshake.js';
 import { Inbound, type ReceivedFrame } from './inbound.js';
 import type { ModelCatalog } from './models.js';
 import { frameSocketOf, Outbox } from './outbox.js';
@@ -75,6 +75,8 @@ const encodedFrames = new WeakMap<CommittedBatch, Buffer>();
 export class ClientConnection implements Outlet {
   private state: State = 'hello';
   private stopping = false;
+  /** Authenticated with the cluster secret: another node's link, which may only forward messages. */
+  private peer = false;
   /** The handler still awaiting (the journal), if any: later frames are handled after it. */
   private handling: Promise<void> | null = null;
   private readonly subs = new Map<string, ClientSubscription>();
@@ -284,6 +286,10 @@ export class ClientConnection implements Outlet {
 
   /** The frame's handler; a Promise while it awaits (the journal), settled with its answer sent. */
   private handle(frame: ClientFrame, ctx: ErrorContext): Promise<void> | undefined {
+    if (this.peer && !PEER_FRAMES.has(frame.type)) {
+      this.sendError('unauthorized', `a node link (cluster secret) may not send ${frame.type}: the cluster secret is not a client token`, ctx);
+      return undefined;
+    }
     let answer: void | Promise<void>;
     try {
       answer = this.options.dispatch(this, frame);
@@ -315,6 +321,7 @@ export class ClientConnection implements Outlet {
       return;
     }
     clearTimeout(this.deadline);
+    this.peer = result.peer;
     this.state = 'ready';
     this.inbound.authenticated();
     this.log.info({ client: result.hello.client }, 'client connected');

@@ -14,8 +14,14 @@ import { authenticate, type UpgradeCredentials } from './auth.js';
 
 export { CLOSE_PROTOCOL, CLOSE_UNAUTHORIZED };
 
+/** The hello `client` of another node's link (src/cluster/peer.ts). */
+export const PEER_CLIENT_PREFIX = 'agentd-node/';
+
+/** Frames a node link may send: it forwards messages, nothing else. */
+export const PEER_FRAMES: ReadonlySet<string> = new Set(['submit']);
+
 export type HelloResult =
-  | { ok: true; hello: Hello }
+  | { ok: true; hello: Hello; peer: boolean }
   | { ok: false; code: HandshakeErrorCode; message: string; closeCode: number };
 
 /**
@@ -32,11 +38,16 @@ export function checkHello(text: string | null, token: string | null, creds: Upg
   }
   const hello = parsed.frame;
   let auth = authenticate(token, creds, hello.token);
-  // Cluster mode: another node's link authenticates with the cluster secret instead.
-  if (!auth.ok && peerToken !== undefined && authenticate(peerToken, creds, hello.token).ok) auth = { ok: true };
+  // Cluster mode: another node's link (client `agentd-node/ID`) authenticates with the
+  // cluster secret instead; it is never a client token (a peer may only forward messages).
+  let peer = false;
+  if (!auth.ok && peerToken !== undefined && hello.client?.startsWith(PEER_CLIENT_PREFIX) && authenticate(peerToken, creds, hello.token).ok) {
+    auth = { ok: true };
+    peer = true;
+  }
   if (!auth.ok) return { ok: false, code: 'unauthorized', message: auth.message, closeCode: CLOSE_UNAUTHORIZED };
   if (hello.protocol !== PROTOCOL_VERSION) {
     return protocolError(`unsupported protocol version ${hello.protocol}; this server speaks ${PROTOCOL_VERSION}`);
   }
-  return { ok: true, hello };
+  return { ok: true, hello, peer };
 }

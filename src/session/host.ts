@@ -119,9 +119,11 @@ export class SessionHost implements SessionHostApi {
       createChild: (config, child) => this.create(config, child),
       open: (id) => this.open(id),
       exists: (id) => this.sessions.has(id) || this.journal.loadSession(id) !== null,
+      // Counted from this process's start (the journal keeps no per-parent count).
+      childCount: () => 0,
       readAfter: (id, after, limit) => this.journal.readAfter(id, after, limit),
       closing: () => this.closed,
-    });
+    }, { maxPerTurn: options.config.limits.max_subagents_per_turn, maxChildren: options.config.limits.max_children });
     this.deps = sharedDeps(options.config, this.routes, this.toolset, observedModels(options.modelClient ?? createModelClient, options.observer));
     this.toolbox = toolboxFactory(this.toolset, this.subagents, options.config.limits.max_subagent_depth);
     this.hooks = {

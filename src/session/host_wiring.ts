@@ -57,6 +57,7 @@ export function toolboxFactory(toolset: Toolset, subagents: SubagentPort, maxDep
         const s = session.state;
         return {
           session_id: s.session_id,
+          turn_id: s.turn?.turn_id ?? null,
           cwd: s.cwd,
           approval_policy: s.approval_policy,
           route: s.model.route,

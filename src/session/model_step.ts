@@ -8,6 +8,7 @@ import type { TurnFailureCode } from '../../protocol/index.js';
 import { ModelError, type ModelClient, type ModelRequest, type ReasoningBlock, type ToolCallRequest } from '../model/types.js';
 import { Coalescer } from './coalescer.js';
 import type { ToolApproval, ToolOffer } from './toolbox.js';
+import { nameTable, ownEntry } from './toolbox.js';
 import { afterShared } from './shared_timer.js';
 import type { StepResult } from './turn.js';
 
@@ -142,9 +143,9 @@ export const modelStep = fromCallback<ModelEvent, ModelStepInput>(({ input, send
     flushDeltas();
     finished = true;
     // The approval mode of each tool called, as offered (an MCP server's `approval`).
-    const approvals: Record<string, ToolApproval> = {};
+    const approvals = nameTable<ToolApproval>();
     for (const call of calls) {
-      const mode = offer.approvals[call.tool];
+      const mode = ownEntry(offer.approvals, call.tool);
       if (mode) approvals[call.tool] = mode;
     }
     sendBack({ type: 'model.done', result: { calls, finish, usage, ...(reasoning.length > 0 && { reasoning }) }, approvals });

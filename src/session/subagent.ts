@@ -3,7 +3,7 @@
  * port it runs through. The tool never sees the host: it asks its `SubagentPort` to start
  * (or, after a restart, find) the child session of its call and to wait for the child's
  * turn, and turns the outcome into the call's result. The child's id and the id of the
- * message that starts its turn are derived from the parent's session and call ids, so a
+ * message that starts its turn are derived from the parent's session, turn and call ids, so a
  * call run again after a restart finds the same child and its message is admitted once.
  */
 import { createHash } from 'node:crypto';
@@ -15,6 +15,8 @@ export const DELEGATE_TOOL = 'delegate';
 /** What the parent tells the port about itself when its call starts a child. */
 export interface SubagentParent {
   session_id: string;
+  /** The parent's turn making the call (with `call_id`, the child's identity); null outside a turn. */
+  turn_id: string | null;
   call_id: string;
   cwd: string;
   approval_policy: ApprovalPolicy;
@@ -53,8 +55,9 @@ export interface SubagentPort {
 /** Every subagent child's session id starts with this. */
 export const CHILD_SESSION_PREFIX = 's_sub_';
 
-export function childIds(parentSessionId: string, callId: string): { child_session_id: string; submission_id: string } {
-  const digest = createHash('sha256').update(`${parentSessionId}\0${callId}`).digest('hex').slice(0, 20);
+export function childIds(parentSessionId: string, turnId: string | null, callId: string): { child_session_id: string; submission_id: string } {
+  // The turn too: a model reusing a call id in a later turn starts a new child.
+  const digest = createHash('sha256').update(`${parentSessionId}\0${turnId ?? ''}\0${callId}`).digest('hex').slice(0, 20);
   return { child_session_id: `${CHILD_SESSION_PREFIX}${digest}`, submission_id: `delegate_${digest}` };
 }
 

@@ -7,7 +7,7 @@
  * the live batches. Aborting the wait (the parent was interrupted) interrupts the child's
  * turn. Also answers a parent's `pending_child_approval`.
  */
-import type { CreateSessionConfig, Event, SessionDescriptor } from '../../protocol/index.js';
+import { LIMITS, type CreateSessionConfig, type Event, type SessionDescriptor } from '../../protocol/index.js';
 import { AgentdError } from '../errors.js';
 import type { CommittedBatch } from '../journal/journal.js';
 import type { Session } from './session.js';
@@ -20,6 +20,8 @@ export interface SubagentHostAccess {
   createChild(config: CreateSessionConfig, child: { id: string; parent: { session_id: string; call_id: string }; depth: number }): Promise<SessionDescriptor>;
   /** A hydrated session, or null. */
   open(sessionId: string): Session | null;
+  /** Children of this session that exist now (read once per parent per process). */
+  childCount(parentSessionId: string): number;
   /** Whether a session with this id exists in the journal. */
   exists(sessionId: string): boolean;
   readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
@@ -29,6 +31,12 @@ export interface SubagentHostAccess {
 
 const PAGE = 256;
 const TITLE_CHARS = 60;
+
+/** The child's title: the one asked for or `subagent: TASK`, within the protocol's title limit. */
+function childTitle(request: SubagentRequest): string {
+  const title = request.title ?? `subagent: ${request.task.trim().slice(0, TITLE_CHARS)}`;
+  return [...title].slice(0, LIMITS.titleMaxChars).join('');
+}
 
 /** Watches a child's events for the end of the turn its message started. */
 class TurnWatch {
@@ -54,21 +62,57 @@ class TurnWatch {
   }
 }
 
+/** `limits.max_subagents_per_turn` and `limits.max_children` (docs/tools.md). */
+export interface SubagentLimits {
+  maxPerTurn: number;
+  maxChildren: number;
+}
+
+/** Children a parent started: in its current turn, and in all (counted as they are created). */
+interface ParentCount {
+  turnId: string | null;
+  inTurn: number;
+  total: number;
+}
+
 export class HostSubagents implements SubagentPort {
   private interrupts = 0;
+  private readonly counts = new Map<string, ParentCount>();
 
-  constructor(private readonly host: SubagentHostAccess) {}
+  constructor(
+    private readonly host: SubagentHostAccess,
+    private readonly limits: SubagentLimits = { maxPerTurn: 16, maxChildren: 256 },
+  ) {}
+
+  /** The limit a new child of `parent` would pass, as a message; else null (and counted). */
+  private admitChild(parent: SubagentParent): string | null {
+    let count = this.counts.get(parent.session_id);
+    if (!count) this.counts.set(parent.session_id, (count = { turnId: parent.turn_id, inTurn: 0, total: this.host.childCount(parent.session_id) }));
+    if (count.turnId !== parent.turn_id) Object.assign(count, { turnId: parent.turn_id, inTurn: 0 });
+    if (count.inTurn >= this.limits.maxPerTurn) return `at most ${this.limits.maxPerTurn} subagents per turn (limits.max_subagents_per_turn); do the rest yourself`;
+    if (count.total >= this.limits.maxChildren) return `at most ${this.limits.maxChildren} subagents per session (limits.max_children); do the task yourself`;
+    count.inTurn++;
+    count.total++;
+    return null;
+  }
+
+  /** A parent session left (deleted): forget its counts. */
+  forget(sessionId: string): void {
+    this.counts.delete(sessionId);
+  }
 
   async start(parent: SubagentParent, request: SubagentRequest): Promise<SubagentStart> {
-    const { child_session_id, submission_id } = childIds(parent.session_id, parent.call_id);
+    const { child_session_id, submission_id } = childIds(parent.session_id, parent.turn_id, parent.call_id);
     try {
       if (!this.host.exists(child_session_id)) {
+        const refused = this.admitChild(parent);
+        if (refused) return { ok: false, message: refused };
         await this.host.createChild(
           {
             model_route: request.route ?? parent.route,
             cwd: parent.cwd,
             approval_policy: parent.approval_policy,
-            title: request.title ?? `subagent: ${request.task.trim().slice(0, TITLE_CHARS)}`,
+            title: childTitle(request),
             ...(parent.mcp_servers && { mcp_servers: parent.mcp_servers }),
           },
           { id: child_session_id, parent: { session_id: parent.session_id, call_id: parent.call_id }, depth: parent.depth + 1 },

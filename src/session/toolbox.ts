@@ -16,6 +16,19 @@ import type { Tool } from '../tools/types.js';
  * `ask` (shell, write_file); `ask` — always (an MCP server with `approval: "ask"`);
  * `auto` — never.
  */
+/**
+ * A table keyed by tool names, which come from models and MCP servers: no prototype, so
+ * `__proto__` or `constructor` are plain names (docs/tools.md). Read it with `Object.hasOwn`.
+ */
+export function nameTable<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/** The entry for `name`, never one inherited from Object.prototype. */
+export function ownEntry<T>(table: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 export type ToolApproval = ApprovalPolicy | 'session';
 
 /** What one model call is offered. */
@@ -61,7 +74,7 @@ export class SessionToolbox {
     private readonly builtins: ReadonlyMap<string, Tool>,
     private readonly mcp: McpToolset | null,
   ) {
-    const approvals: Record<string, ToolApproval> = {};
+    const approvals = nameTable<ToolApproval>();
     for (const tool of builtins.values()) approvals[tool.spec.name] = approvalOf(tool);
     this.builtinSpecs = [...builtins.values()].map((t) => t.spec);
     this.builtinApprovals = approvals;
@@ -72,7 +85,7 @@ export class SessionToolbox {
    * session has no MCP server (nothing to start), else once the servers are listed.
    */
   offer(): ToolOffer | Promise<ToolOffer> {
-    const offer: ToolOffer = { specs: [...this.builtinSpecs], approvals: { ...this.builtinApprovals }, warnings: [] };
+    const offer: ToolOffer = { specs: [...this.builtinSpecs], approvals: Object.assign(nameTable<ToolApproval>(), this.builtinApprovals), warnings: [] };
     const mcp = this.mcp;
     return mcp?.hasServers ? this.withMcp(mcp, offer) : offer;
   }
@@ -82,7 +95,7 @@ export class SessionToolbox {
     const listed = await mcp.list();
     this.mcpTools = new Map(listed.tools.map((t) => [t.spec.name, t]));
     for (const tool of listed.tools) {
-      if (offer.approvals[tool.spec.name] !== undefined) continue; // a built-in name wins
+      if (Object.hasOwn(offer.approvals, tool.spec.name)) continue; // a built-in name wins
       offer.specs.push(tool.spec);
       offer.approvals[tool.spec.name] = approvalOf(tool);
     }

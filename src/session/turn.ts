@@ -7,6 +7,7 @@ import type { MessageOverrides } from '../../protocol/index.js';
 import type { ContextItem, ReasoningBlock, ToolCallRequest } from '../model/types.js';
 import type { SessionDeps } from './deps.js';
 import type { ToolApproval } from './toolbox.js';
+import { ownEntry } from './toolbox.js';
 import { applicableOverrides } from './routing.js';
 import { addUsage, fullUsage, newTurn, type ActiveTurn, type CallState } from './state.js';
 import { callKey, toolArgumentsProblem } from './tool_args.js';
@@ -94,7 +95,7 @@ export function endModelStep(
       state = { call: { ...call, arguments: {} }, started: false, approved: false, started_at: null, refused };
     } else {
       state = { call, started: false, approved: false, started_at: null };
-      const approval = approvals[call.tool];
+      const approval = ownEntry(approvals, call.tool);
       if (approval) state.approval = approval;
     }
     calls.push(state);
