@@ -126,7 +126,8 @@ describe('circuit breaker', () => {
     const fake = await pool.fakeOpenAI();
     const { c, dir } = await boot({
       approval_policy: 'auto',
-      models: { default: 'small', routes: { small, big: { provider: 'scripted' }, broken: { provider: 'openai', model: 'm', base_url: fake.baseURL } } },
+      // 3000: the built-in tools' specs alone are over half of a 2000-token window now.
+      models: { default: 'small', routes: { small: { ...small, context_window: 3000 }, big: { provider: 'scripted' }, broken: { provider: 'openai', model: 'm', base_url: fake.baseURL } } },
       compaction: { route: 'broken', max_failures: 2 },
     });
     for (let i = 0; i < 10; i++) fake.enqueue(status(400, { error: { message: 'the summarizer is broken' } }));
