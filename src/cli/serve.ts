@@ -130,7 +130,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   const cluster = clusterMode(opts, config);
   const pgJournal = cluster ? await openClusterJournal(cluster) : null;
   // Cluster mode: one token for the whole cluster, kept in the database (generated once).
-  const clusterToken = pgJournal && opts.auth && !token ? pgJournal.token() : undefined;
+  const clusterToken = pgJournal && opts.auth && !token ? await clusterTokenOf(pgJournal) : undefined;
   const auth = opts.auth ? resolveServerToken(dataDir, token ?? clusterToken) : null;
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
@@ -150,7 +150,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       : null;
   let host: SessionHost;
   try {
-    host = SessionHost.open({ dataDir, config, logger, observer: telemetry.observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
+    host = await SessionHost.open({ dataDir, config, logger, observer: telemetry.observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
@@ -187,7 +187,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (node && cluster) {
     const advertise = cluster.advertiseUrl ?? server.url;
     try {
-      node.start(host, advertise);
+      await node.start(host, advertise);
     } catch (err) {
       await sessions.close().catch(() => undefined);
       await server.close(0);
@@ -286,12 +286,21 @@ function clusterMode(opts: ServeOptions, config: Config): ClusterMode | null {
   return { url, nodeId, advertiseUrl, secret, leaseMs: config.cluster.lease_ms, heartbeatMs: config.cluster.heartbeat_ms };
 }
 
-async function openClusterJournal(cluster: ClusterMode): Promise<import('../journal/pg/sync.js').PgSyncJournal> {
-  const { PgSyncJournal } = await import('../journal/pg/sync.js');
+async function openClusterJournal(cluster: ClusterMode): Promise<import('../journal/pg/journal.js').PgSessionJournal> {
+  const { PgSessionJournal } = await import('../journal/pg/journal.js');
   try {
-    return PgSyncJournal.open({ url: cluster.url, nodeId: cluster.nodeId, applicationName: `agentd:${cluster.nodeId}` });
+    return await PgSessionJournal.open({ url: cluster.url, nodeId: cluster.nodeId, applicationName: `agentd:${cluster.nodeId}` });
   } catch (err) {
     throw new StartupError(`cannot open the PostgreSQL journal: ${(err as Error).message}`, 1);
+  }
+}
+
+async function clusterTokenOf(journal: import('../journal/pg/journal.js').PgSessionJournal): Promise<string> {
+  try {
+    return await journal.token();
+  } catch (err) {
+    await journal.close().catch(() => undefined);
+    throw new StartupError(`cannot read the cluster's client token: ${(err as Error).message}`, 1);
   }
 }
 
