@@ -182,10 +182,10 @@ describe('pages', () => {
 
 describe('readHistory', () => {
   it('reads only about one frame of batches, newest first, whatever the limit', async () => {
-    const h = openHost({ approval_policy: 'auto' });
+    const h = await openHost({ approval_policy: 'auto' });
     try {
       const id = (await h.host.create({})).session_id;
-      const session = h.host.open(id)!;
+      const session = (await h.host.open(id))!;
       const w = new Watcher(session);
       for (let i = 0; i < 4; i++) {
         session.submit(msg('q'.repeat(50_000)));
@@ -195,7 +195,7 @@ describe('readHistory', () => {
       let read = 0;
       const counting = {
         readBefore: (sid: string, before: number, limit: number) => {
-          const page = h.host.readBefore(sid, before, limit);
+          const page = (await h.host.readBefore(sid, before, limit));
           read += page.length;
           return page;
         },
