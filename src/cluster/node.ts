@@ -148,7 +148,8 @@ export class ClusterNode implements SessionOwnership {
       this.log?.warn({ session_id: id }, 'lease lost: stopping the session here');
       this.host?.fence(id, `session ${id} moved to another node; attach again to follow it there`);
     }
-    await this.scan();
+    // Not awaited: a takeover (hydration, recovery) never holds the next heartbeat back.
+    void this.scan();
   }
 
   /** Stop acting before the leases can expire elsewhere (one heartbeat of margin). */
