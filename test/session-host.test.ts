@@ -102,11 +102,11 @@ test('a session whose recovery fails gets a clear error; the daemon and other se
   expect(other.some((e) => e.msg.type === 'turn_resumed')).toBe(true);
   // Opening it says why; listing still shows the others.
   await expect(host.open(broken.id)).rejects.toThrow(/checkpoint is unreadable/);
-  expect(host.list({ limit: 10 }).sessions.map((d) => d.session_id)).toEqual([fine.id]);
+  expect((await host.list({ limit: 10 })).sessions.map((d) => d.session_id)).toEqual([fine.id]);
   // A second start does not try again.
   await host.close();
   const again = await h.reopen();
-  expect(again.readAfter(broken.id, 0, 1000).flatMap((b) => b.events)).toHaveLength(events.length);
+  expect((await again.readAfter(broken.id, 0, 1000)).flatMap((b) => b.events)).toHaveLength(events.length);
 });
 
 test("one session's slow model or running tool never blocks another", async () => {

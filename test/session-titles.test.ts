@@ -71,12 +71,12 @@ describe('session titles', () => {
 });
 
 describe('working directory', () => {
-  test('without `workspace` a session runs in the home directory, never the daemon cwd', () => {
+  test('without `workspace` a session runs in the home directory, never the daemon cwd', async () => {
     const h = await openTestHost({});
     expect(h.host.create({}).cwd).toBe(homedir());
   });
 
-  test('`workspace` is the default; create_session cwd wins; `~/` is the home directory', () => {
+  test('`workspace` is the default; create_session cwd wins; `~/` is the home directory', async () => {
     const ws = join(tempDir('agentd-ws-'), 'work');
     mkdirSync(ws);
     const h = await openTestHost({ workspace: ws });
