@@ -37,10 +37,10 @@ function newest(dir: string): number {
   return t;
 }
 
-/** The browser UI (web/ → dist/web, as `npm run build` does), rebuilt only when web/ or protocol/ changed. */
+/** The browser UI (web/ → dist/web, as `npm run build` does), rebuilt only when web/, protocol/ or src/render/ (which it imports) changed. */
 function buildWebIfStale(): void {
   const index = join(root, 'dist', 'web', 'index.html');
-  const sources = Math.max(newest(join(root, 'web')), newest(join(root, 'protocol')));
+  const sources = Math.max(newest(join(root, 'web')), newest(join(root, 'protocol')), newest(join(root, 'src', 'render')));
   if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
   const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
   // NODE_ENV=production: vitest sets "test", which would make Vite bundle preact/debug.

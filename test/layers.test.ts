@@ -29,6 +29,7 @@ const LAYERS: Record<string, readonly string[]> = {
   server: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
   cluster: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
   telemetry: ['protocol', 'errors', 'config', 'model', 'tools', 'mcp', 'journal', 'session'],
+  notify: ['protocol', 'errors', 'config', 'journal', 'session', 'render'],
   client: ['protocol', 'data-dir'],
   render: ['protocol'],
   tui: ['protocol', 'client', 'render'],

@@ -6,7 +6,7 @@ const CONFIG = {
   approval_policy: 'auto',
   models: {
     default: 'scripted',
-    routes: { alt: { provider: 'scripted', model: 'alt-model', context_window: 1000, reasoning_efforts: ['low', 'high'] } },
+    routes: { alt: { provider: 'scripted', model: 'alt-model', context_window: 8000, reasoning_efforts: ['low', 'high'] } },
   },
 };
 
@@ -64,7 +64,7 @@ describe('idle session', () => {
     s.submit(op({ type: 'set_model', route: 'alt', reasoning_effort: 'ultra' }));
     await w.next('warning', 2);
     expect(w.msgs('model_changed')).toEqual([
-      { type: 'model_changed', route: 'alt', model: 'alt-model', reasoning_effort: 'high', context_window: 1000 },
+      { type: 'model_changed', route: 'alt', model: 'alt-model', reasoning_effort: 'high', context_window: 8000 },
     ]);
     expect(s.descriptor().model.route).toBe('alt');
   });

@@ -9,7 +9,7 @@ import { msg, op, openTestHost, tempDir, Watcher } from './helpers/session.js';
 describe('titleFromMessage', () => {
   test('first visible line, controls removed, at most 80 characters', () => {
     expect(titleFromMessage('\n  \n  Fix the build\nand more')).toBe('Fix the build');
-    expect(titleFromMessage('a\u001b[31mred\u0007\u202e')).toBe('a [31mred');
+    expect(titleFromMessage('a\u001b[31mred\u0007\u202e')).toBe('a red');
     expect(titleFromMessage(' \t\n\r\n')).toBeNull();
     const long = titleFromMessage('x'.repeat(200))!;
     expect(Array.from(long)).toHaveLength(80);
@@ -24,7 +24,7 @@ describe('titleFromMessage', () => {
 describe('session titles', () => {
   test('an untitled session takes its first message; later messages do not rename it; restart keeps it', async () => {
     const h = await openTestHost({ approval_policy: 'auto' });
-    const d = h.host.create({});
+    const d = await h.host.create({});
     expect(d.title).toBeNull();
     const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
@@ -41,7 +41,7 @@ describe('session titles', () => {
 
   test('a given title is kept; rename through `session title` is seen by attached clients and persisted', async () => {
     const h = await openTestHost({ approval_policy: 'auto' });
-    const d = h.host.create({ title: 'mine' });
+    const d = await h.host.create({ title: 'mine' });
     const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
     s.submit(msg('hello there'));
@@ -57,7 +57,7 @@ describe('session titles', () => {
 
   test('a cleared title stays cleared (only the very first message names a session)', async () => {
     const h = await openTestHost({ approval_policy: 'auto' });
-    const d = h.host.create({});
+    const d = await h.host.create({});
     const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
     s.submit(msg('first words'));
@@ -73,16 +73,16 @@ describe('session titles', () => {
 describe('working directory', () => {
   test('without `workspace` a session runs in the home directory, never the daemon cwd', async () => {
     const h = await openTestHost({});
-    expect(h.host.create({}).cwd).toBe(homedir());
+    expect((await h.host.create({})).cwd).toBe(homedir());
   });
 
   test('`workspace` is the default; create_session cwd wins; `~/` is the home directory', async () => {
     const ws = join(tempDir('agentd-ws-'), 'work');
     mkdirSync(ws);
     const h = await openTestHost({ workspace: ws });
-    expect(h.host.create({}).cwd).toBe(ws);
+    expect((await h.host.create({})).cwd).toBe(ws);
     const other = tempDir('agentd-cwd-');
-    expect(h.host.create({ cwd: other }).cwd).toBe(other);
-    expect(h.host.create({ cwd: '~' }).cwd).toBe(homedir());
+    expect((await h.host.create({ cwd: other })).cwd).toBe(other);
+    expect((await h.host.create({ cwd: '~' })).cwd).toBe(homedir());
   });
 });

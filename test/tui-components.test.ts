@@ -67,7 +67,7 @@ describe('ApprovalPrompt', () => {
     expect(out.split('\n')[0]).toMatch(/^╭─+╮$/);
   });
 
-  it('shows non-shell tools by their arguments, and the sending state', () => {
+  it('shows non-shell tools by every argument, and the sending state', () => {
     const r = render(
       h(ApprovalPrompt, {
         request: { ...REQ, tool: 'write_file', arguments: { path: 'a.txt', content: 'abc' } },
@@ -76,7 +76,8 @@ describe('ApprovalPrompt', () => {
       }),
     );
     const out = strip(r.lastFrame());
-    expect(out).toContain('a.txt (3 chars)');
+    expect(out).toContain('path: a.txt');
+    expect(out).toContain('content: abc');
     expect(out).toContain('sending answer…');
     const asking = strip(render(h(ApprovalPrompt, { request: { ...REQ, tool: 'write_file', arguments: { path: 'a.txt', content: 'abc' } }, width: 100 })).lastFrame());
     expect(asking).toMatch(/a approve for session\s+n deny/);

@@ -25,7 +25,7 @@ describe.skipIf(!tmuxAvailable)('agentd attach in tmux', () => {
     dataDir = tempDataDir('agentd-tui-e2e-');
     daemon = await startDaemon({ dataDir });
     tmux = new Tmux('attach', 100, 60);
-    tmux.start(`node ${BIN} attach --new --approval-policy ask --data-dir ${dataDir}`, { cwd: ROOT });
+    tmux.start(`node ${BIN} attach --new --approval-policy ask --cwd ${ROOT} --data-dir ${dataDir}`, { cwd: ROOT });
   });
 
   afterAll(async () => {

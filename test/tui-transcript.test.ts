@@ -233,7 +233,7 @@ describe('transcript reducer', () => {
     expect(kept).toBe(MAX_TOOL_OUTPUT_CHARS);
     expect(tool.truncated).toBe(10 * chunk.length - MAX_TOOL_OUTPUT_CHARS);
     const r = layoutItem(tool, 80).map(text);
-    expect(r[1]).toMatch(/^ {2}│ … \d+ more lines above$/);
+    expect(r[1]).toMatch(/^ {2}│ … \d+ more lines above · ctrl-o to see all$/);
     expect(r.length).toBeLessThanOrEqual(1 + 1 + 12 + 1);
   });
 

@@ -4,7 +4,7 @@
  * blocks → one message text, the four permission options, stop reasons. Pure functions.
  */
 import type * as acp from '@agentclientprotocol/sdk';
-import { approveForSessionLabel, type ExecApprovalRequestMsg, type ToolCallBeginMsg, type ToolCallEndMsg, type TurnEndMsg } from '../../protocol/index.js';
+import { ApprovalDecisionSchema, approveForSessionLabel, type ApprovalDecision, type ExecApprovalRequestMsg, type ToolCallBeginMsg, type ToolCallEndMsg, type TurnEndMsg } from '../../protocol/index.js';
 
 /** `kind` of a tool call: execute for shell, read / edit / search for the file tools, other for MCP and delegate. */
 export function toolKind(tool: string): acp.ToolKind {
@@ -94,12 +94,13 @@ export function permissionOptions(tool: string): acp.PermissionOption[] {
   ];
 }
 
-export type Decision = 'approve' | 'approve_for_session' | 'deny' | 'abort';
+export type Decision = ApprovalDecision;
 
+/** The decision an option stands for (its id is the decision), or null when cancelled / unknown. */
 export function decisionOf(outcome: acp.RequestPermissionOutcome): Decision | null {
   if (outcome.outcome !== 'selected') return null;
-  const id = outcome.optionId;
-  return id === 'approve' || id === 'approve_for_session' || id === 'deny' || id === 'abort' ? id : null;
+  const parsed = ApprovalDecisionSchema.safeParse(outcome.optionId);
+  return parsed.success ? parsed.data : null;
 }
 
 /** A problem with a prompt's content (answered as invalid params). */

@@ -13,10 +13,15 @@ const ANSWERS: Record<string, ApprovalDecision> = {
   abort: 'abort',
 };
 
-/** Ask on the terminal until a valid answer; null when aborted (answered elsewhere, or the turn ended). */
-export async function askApproval(signal: AbortSignal, tool: string): Promise<ApprovalDecision | null> {
+/**
+ * Ask on the terminal until a valid answer; null when aborted (answered elsewhere, or the
+ * turn ended). `reminder` (the start of a call too long for the screen) is printed right
+ * above the question, so the start of what is approved is always in view.
+ */
+export async function askApproval(signal: AbortSignal, tool: string, reminder?: string): Promise<ApprovalDecision | null> {
   // [a]lways approves the exact command on a shell call, identical arguments otherwise.
   const always = tool === 'shell' ? '[a]lways (this command, this session)' : '[a]lways (these arguments, this session)';
+  if (reminder !== undefined) process.stderr.write(`${reminder}\n`);
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   rl.on('SIGINT', () => process.emit('SIGINT'));
   try {

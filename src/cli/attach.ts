@@ -10,6 +10,7 @@ import type { AgentdClient } from '../client/client.js';
 import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
 import { CliExit, EXIT, attachFailure, runCliCommand } from './exit.js';
 import { TuiController } from '../tui/controller.js';
+import { scrollbackText } from '../tui/scrollback.js';
 import { packageVersion } from './version.js';
 
 export interface AttachFlags extends ConnectionFlags {
@@ -20,7 +21,10 @@ export interface AttachFlags extends ConnectionFlags {
   title?: string;
 }
 
-/** Enter/leave the terminal's alternate screen (the TUI is full-screen; the shell's screen comes back on exit). */
+/**
+ * Enter/leave the terminal's alternate screen (the TUI is full-screen; the shell's screen
+ * comes back on exit, and the conversation is then printed to it so it stays in the scrollback).
+ */
 const ALT_SCREEN_ON = '\x1b[?1049h\x1b[H\x1b[2J';
 const ALT_SCREEN_OFF = '\x1b[?1049l';
 /** Bracketed paste: pasted newlines stay in the message instead of sending it. */
@@ -41,7 +45,8 @@ export function registerAttach(program: Command): void {
       'after',
       `
 Keys: Enter send · Alt-Enter newline · Esc interrupt · y/a/n answer approvals ·
-PgUp/PgDn scroll (older history loads at the top) · Ctrl-C twice or /quit detach.
+PgUp/PgDn scroll (older history loads at the top) · Ctrl-O a tool call's whole output ·
+Ctrl-C twice or /quit detach (the conversation is printed to the terminal's scrollback).
 Commands: /model ROUTE, /sessions, /attach ID, /new, /steer TEXT, /help, /quit.
 Detaching never stops the session; attach again to pick up where it is.`,
     );
@@ -132,6 +137,9 @@ async function attach(sessionId: string | undefined, flags: AttachFlags): Promis
     client.close();
   }
   const current = controller.getState().sessionId ?? chosen;
+  controller.flush(); // batches that arrived in the last few ms, not yet shown
+  const colors = !process.env.NO_COLOR && Boolean(process.stdout.isTTY);
+  process.stdout.write(scrollbackText(controller.getState(), process.stdout.columns ?? 80, colors));
   process.stdout.write(`Detached from session ${current}; it keeps running.\nReattach with: agentd attach ${current}\n`);
   return EXIT.ok;
 }

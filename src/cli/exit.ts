@@ -13,6 +13,8 @@ export const EXIT = {
   usage: 2,
   /** Nothing to act on: no approval pending (`approve`), no turn running (`interrupt`). */
   nothingPending: 3,
+  /** `rm`: the session has a running or waiting turn (retry with --force). */
+  busy: 3,
   /** Detached with Ctrl-C. */
   interrupted: 130,
 } as const;

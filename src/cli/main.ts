@@ -15,6 +15,7 @@ import { registerApprove } from './approve.js';
 import { registerInterrupt } from './interrupt.js';
 import { registerWatch } from './watch.js';
 import { registerAcp } from './acp.js';
+import { registerRm } from './rm.js';
 
 /** Registers one subcommand on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -31,6 +32,7 @@ const COMMANDS: RegisterCommand[] = [
   registerOpen,
   registerCluster,
   registerAcp,
+  registerRm,
 ];
 
 export function buildProgram(): Command {

@@ -31,6 +31,7 @@ import { newSubmissionId, type AgentdClient } from '../client/client.js';
 import { ConnectionError, describeError } from '../client/errors.js';
 import { PlainPrinter } from '../render/plain.js';
 import { askApproval } from './ask-approval.js';
+import { callLines, lineText } from '../render/call-view.js';
 import { addConnectionOptions, connectClient, type ConnectionFlags } from './connect.js';
 import { CliExit, EXIT, attachFailure, runCliCommand } from './exit.js';
 import { TurnWatch } from './turn-watch.js';
@@ -133,6 +134,14 @@ function eventWriter(flags: SendFlags, printer: PlainPrinter): (b: BatchFrame, e
   };
 }
 
+/** The first line of a call longer than the terminal, repeated above the question; else undefined. */
+function startReminder(req: ExecApprovalRequestMsg): string | undefined {
+  const lines = callLines(req.arguments);
+  const rows = process.stderr.rows ?? 24;
+  if (lines.length <= Math.max(1, rows - 4)) return undefined;
+  return `↑ this call has ${lines.length} lines; it begins: ${lineText(lines[0]!)}`;
+}
+
 /**
  * Answers the turn's approval requests: --approve / --deny, else the terminal when
  * interactive, else a note that another frontend must answer. `resolved()` cancels a
@@ -159,7 +168,7 @@ class ApprovalResponder {
     this.cancel();
     const ac = new AbortController();
     this.prompt = ac;
-    void askApproval(ac.signal, req.tool).then((decision) => {
+    void askApproval(ac.signal, req.tool, startReminder(req)).then((decision) => {
       if (this.prompt === ac) this.prompt = null;
       if (decision) void this.answer(req, decision);
     });

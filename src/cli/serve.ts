@@ -10,6 +10,8 @@ import { pino, type Logger } from 'pino';
 import PinoPretty from 'pino-pretty';
 import { loadConfig, resolveRoutes, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
+import { ModelFailureLogger } from '../model/failure_log.js';
+import type { CommittedBatch } from '../journal/journal.js';
 import { isLoopbackHost } from '../server/auth.js';
 import type { AgentdServer } from '../server/index.js';
 import type { SessionHost } from '../session/host.js';
@@ -135,11 +137,13 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
   // Loaded here, not at the top: other `agentd` commands should not pay for the daemon.
-  const [{ SessionHost }, { startServer }, { modelCatalog }, { startTelemetry }, clusterModules] = await Promise.all([
+  const [{ SessionHost }, { startServer }, { modelCatalog }, { startTelemetry }, { combineObservers }, notifyModule, clusterModules] = await Promise.all([
     import('../session/host.js'),
     import('../server/index.js'),
     import('../server/models.js'),
     import('../telemetry/index.js'),
+    import('../session/observer.js'),
+    config.notify ? import('../notify/notifier.js') : null,
     cluster ? Promise.all([import('../cluster/node.js'), import('../cluster/host.js')]) : null,
   ]);
   const telemetry = await startTelemetry({ config, version, ...(cluster && { nodeId: cluster.nodeId }) });
@@ -148,9 +152,13 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
     cluster && pgJournal && clusterModules
       ? new clusterModules[0].ClusterNode(pgJournal, { ...cluster, url: cluster.url }, logger)
       : null;
+  // The notification webhook (docs/sessions.md#notifications) and the model-failure log (docs/operations.md#logs).
+  const notifier = config.notify && notifyModule ? new notifyModule.Notifier({ config: config.notify, log: logger.child({ component: 'notify' }) }) : null;
+  const modelLog = new ModelFailureLogger(logger.child({ component: 'model' }));
+  const observer = combineObservers(telemetry.observer, notifier, { committed: (batch) => logIdleTimeouts(batch, modelLog), modelClient: (client) => modelLog.wrap(client) });
   let host: SessionHost;
   try {
-    host = await SessionHost.open({ dataDir, config, logger, observer: telemetry.observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
+    host = await SessionHost.open({ dataDir, config, logger, observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
@@ -197,6 +205,14 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   }
 
   const listening = server;
+  if (notifier) {
+    const opened = host;
+    notifier.describe = (id) => {
+      const d = opened.resident(id)?.descriptor();
+      return d && { title: d.title, parent_session_id: d.parent_session_id };
+    };
+    notifier.webUrl = (cluster?.advertiseUrl ?? server.url).replace(/^ws/, 'http');
+  }
   telemetry.wire({
     sessions: () => host.residentStats(),
     connections: () => listening.connections().length,
@@ -229,6 +245,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
       code = 1;
     }
     await server.close(2000);
+    notifier?.close();
     await flushTraces(telemetry.shutdown(), logger);
     removeDaemonInfo(dataDir);
     clearTimeout(timer);
@@ -314,6 +331,15 @@ async function flushTraces(flushing: Promise<void>, logger: Logger): Promise<voi
     logger.warn({ err }, 'exporting the last spans failed');
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** A turn that failed because its model stream went quiet is logged as a failed model call (docs/operations.md#logs). */
+function logIdleTimeouts(batch: CommittedBatch, log: ModelFailureLogger): void {
+  if (!batch.frame.includes('"type":"turn_')) return;
+  for (const { msg } of batch.events) {
+    if (msg.type === 'turn_failed' && msg.error.code === 'model_idle_timeout') log.idleTimeout(batch.session_id, msg.error.message);
+    if (msg.type === 'turn_complete' || msg.type === 'turn_failed' || msg.type === 'turn_interrupted') log.forget(batch.session_id);
   }
 }
 

@@ -37,6 +37,19 @@ export class ClusterHost implements SessionHostApi {
     return this.node.remote(sessionId, stored);
   }
 
+  /**
+   * Delete on this node: a session running here stops first; the journal's delete removes
+   * the rows and the lease in one transaction, so a node running it elsewhere is fenced at
+   * its next commit or heartbeat (docs/cluster.md).
+   */
+  delete(sessionId: string, options?: { force?: boolean }): Promise<string[]> {
+    return this.host.delete(sessionId, options);
+  }
+
+  onDeleted(listener: (sessionId: string, deleted: string[]) => void): () => void {
+    return this.host.onDeleted(listener);
+  }
+
   readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]> {
     return this.host.readAfter(sessionId, after, limit);
   }

@@ -65,6 +65,7 @@ export class ClusterNode implements SessionOwnership {
       applicationName: `agentd:${settings.nodeId}:listen`,
       onBatch: (id, seq) => this.remotes.get(id)?.hint(seq),
       onLeases: () => this.requestScan(),
+      onDeleted: (id, deleted) => this.deleted(id, deleted),
       onConnected: () => {
         for (const r of this.remotes.values()) r.hint();
         this.requestScan();
@@ -72,6 +73,20 @@ export class ClusterNode implements SessionOwnership {
       onLost: (err) => log?.warn({ err: err.message }, 'cluster LISTEN connection lost; reconnecting'),
     });
     this.peers = new PeerLinks(settings.secret, settings.nodeId);
+  }
+
+  /**
+   * A session tree was deleted (by this node or another): a session of it running here is
+   * stopped at once, its remote handles dropped, and the clients attached here are told.
+   */
+  private deleted(sessionId: string, deleted: string[]): void {
+    // The clients first (they are detached), then the actors: no "stopped" notice before the delete's.
+    this.host?.announceDeleted(sessionId, deleted);
+    for (const id of deleted) {
+      this.remotes.delete(id);
+      this.host?.fence(id, `session ${id} was deleted`);
+      this.journal.forget(id);
+    }
   }
 
   get nodeId(): string {

@@ -102,6 +102,22 @@ const TelemetrySchema = z
   .prefault({});
 // ---- end of the telemetry block ----
 
+// ---- notify block (engineer "notify"): the notification webhook (docs/sessions.md#notifications) ----
+export const NOTIFY_EVENTS = ['approval', 'turn_complete', 'turn_failed'] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+const NotifySchema = z.strictObject({
+  /** Where each notification is POSTed (http or https). */
+  url: z.url({ protocol: /^https?$/ }),
+  /** Which events notify (default: only an approval waiting). */
+  events: z.array(z.enum(NOTIFY_EVENTS)).min(1).default(['approval']),
+  /** The environment variable holding the HMAC-SHA256 signing secret; absent: unsigned. */
+  secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+  /** `json` (the payload as JSON) or `ntfy` (a plain-text body with Title/Priority/Tags headers, for ntfy.sh). */
+  format: z.enum(['json', 'ntfy']).default('json'),
+});
+export type NotifyConfig = z.infer<typeof NotifySchema>;
+// ---- end of the notify block ----
+
 export const ConfigSchema = z.strictObject({
   models: z
     .strictObject({
@@ -118,6 +134,8 @@ export const ConfigSchema = z.strictObject({
       model_idle_timeout_ms: PositiveInt.default(60_000),
       max_output_recovery_attempts: z.int().min(0).default(2),
       doom_loop_threshold: z.int().min(2).default(3),
+      // parallel (docs/tools.md): tool calls of one model step that run at the same time
+      max_parallel_tools: PositiveInt.max(256).default(8),
       shell_timeout_ms: PositiveInt.default(120_000),
       shell_output_cap_bytes: PositiveInt.default(1024 * 1024),
       evict_idle_ms: z.int().min(0).default(30_000),
@@ -127,6 +145,12 @@ export const ConfigSchema = z.strictObject({
       max_subagent_depth: z.int().min(0).max(16).default(LIMITS.maxSubagentDepth),
       // tools (docs/tools.md): every new session's token budget (input + output tokens); absent: none
       session_token_budget: TokenBudgetSchema.optional(),
+    })
+    .prefault({}),
+  // Deleting idle sessions (docs/sessions.md#retention); absent: sessions are kept until deleted
+  retention: z
+    .strictObject({
+      delete_after_days: z.int().min(1).max(36_500).optional(),
     })
     .prefault({}),
   recovery: z
@@ -168,6 +192,7 @@ export const ConfigSchema = z.strictObject({
   project_instructions: z.boolean().default(true),
   compaction: CompactionSchema,
   telemetry: TelemetrySchema,
+  notify: NotifySchema.optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -9,6 +9,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { JournalError } from '../errors.js';
 import { WalCheckpointer, type CheckpointStatus } from './checkpointer.js';
 import { migrate } from './migrations.js';
+import { eraseSessions, prepareErasure } from './erase.js';
 import { encodeBatchFrame, type Event } from '../../protocol/index.js';
 
 /** One committed journal batch, as delivered to subscribers and read back for replay. */
@@ -120,6 +121,12 @@ export interface SessionJournal extends JournalWriter {
   listSessions(limit: number, before?: string): MaybePromise<StoredSession[]>;
   readAfter(sessionId: string, after: number, limit: number): MaybePromise<CommittedBatch[]>;
   readBefore(sessionId: string, before: number, limit: number): MaybePromise<CommittedBatch[]>;
+  /**
+   * Delete the session and its subagent sessions from every table, in one transaction, and
+   * their text from the database files (docs/sessions.md#deleting-sessions). Answers the
+   * deleted ids, the session first; empty when there is no such session.
+   */
+  deleteSessions(sessionId: string): MaybePromise<string[]>;
   /** The WAL checkpoints' status (/healthz); null where there is none. */
   checkpointStatus(): CheckpointStatus | null;
   close(): MaybePromise<void>;
@@ -143,6 +150,8 @@ export class Journal implements SessionJournal {
       // The journal holds conversations: readable by the owner only.
       if (created) chmodSync(path, 0o600);
       if (!options.readonly) {
+        // Before the first table exists: auto_vacuum cannot change later without a VACUUM.
+        prepareErasure(this.db, created);
         this.db.pragma('journal_mode = WAL');
         this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
         this.db.pragma('busy_timeout = 5000');
@@ -264,6 +273,10 @@ export class Journal implements SessionJournal {
       const error = failures[i];
       return error ? { ok: false, error } : { ok: true, batches: committedBatches(w, committedAt) };
     });
+  }
+
+  deleteSessions(sessionId: string): string[] {
+    return this.guard(() => eraseSessions(this.db, sessionId));
   }
 
   /** Run `fn` on the underlying database (tests and maintenance tools: pragmas, fault injection). */

@@ -62,6 +62,10 @@ export class SqliteJournalStore implements JournalStore {
     return this.call(() => this.journal.listSessions(limit, before));
   }
 
+  async deleteSessions(sessionId: string): Promise<string[]> {
+    return this.call(() => this.journal.deleteSessions(sessionId));
+  }
+
   async unfinishedSessions(): Promise<string[]> {
     return this.call(() => this.journal.unfinishedSessions());
   }

@@ -47,6 +47,12 @@ export interface JournalStore {
   isAdmitted(sessionId: string, submissionId: string): Promise<boolean>;
   /** Sessions newest first (by creation), at most `limit`; `before` continues after that session id. */
   listSessions(limit: number, before?: string): Promise<StoredSession[]>;
+  /**
+   * Delete the session, its subagent sessions and all their rows in one transaction (their
+   * text gone from the database files, docs/sessions.md#deleting-sessions); answers the
+   * deleted ids, the session first, empty when there was no such session.
+   */
+  deleteSessions(sessionId: string): Promise<string[]>;
   /** Ids of sessions whose last checkpoint says they have unfinished work (turn or queue). */
   unfinishedSessions(): Promise<string[]>;
   /** The schema version the store is at (its migrations table). */

@@ -16,13 +16,32 @@ export interface RouteKey {
   envName: string | undefined;
   /** The variable's value, when set and non-empty. */
   envKey: string | undefined;
+  /** The provider's `host:port` (named when it cannot be reached), or null. */
+  host?: string | null;
+}
+
+const DEFAULT_BASE: Partial<Record<ModelRoute['provider'], string>> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+};
+
+/** `host:port` of the provider a route calls, or null (the scripted model). */
+export function providerHost(route: ModelRoute): string | null {
+  const base = route.base_url ?? DEFAULT_BASE[route.provider];
+  if (base === undefined) return null;
+  try {
+    const url = new URL(base);
+    return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
+  } catch {
+    return null;
+  }
 }
 
 /** Reads `process.env[route.api_key_env]` now (keys may be rotated while the daemon runs). */
 export function routeKey(route: ModelRoute): RouteKey {
   const envName = route.api_key_env;
   const envKey = envName ? process.env[envName] || undefined : undefined;
-  return { apiKey: envKey ?? PLACEHOLDER_API_KEY, envName, envKey };
+  return { apiKey: envKey ?? PLACEHOLDER_API_KEY, envName, envKey, host: providerHost(route) };
 }
 
 /** Removes the key from a provider's text (error bodies may echo it). */
@@ -51,5 +70,9 @@ export function classifyStatus(status: number, detail: string, headers: Headers 
 /** A failure to reach the provider (refused, reset, DNS, dropped mid-stream). */
 export function unreachable(err: unknown, key: RouteKey): Failure {
   const message = err instanceof Error ? err.message : String(err);
-  return { code: 'provider_unavailable', message: `could not reach the provider: ${scrub(message, key)}`, transient: true };
+  // The SDKs say "Connection error."; the reason (ECONNREFUSED, ENOTFOUND…) is in the cause.
+  const cause = (err as { cause?: { code?: unknown; cause?: { code?: unknown } } } | null)?.cause;
+  const reason = typeof cause?.code === 'string' ? cause.code : typeof cause?.cause?.code === 'string' ? cause.cause.code : null;
+  const where = key.host ? ` at ${key.host}` : '';
+  return { code: 'provider_unavailable', message: `could not reach the provider${where}: ${scrub(message, key)}${reason && !message.includes(reason) ? ` (${reason})` : ''}`, transient: true };
 }

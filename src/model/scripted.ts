@@ -9,6 +9,8 @@
  *   `!mcp TOOL JSON` → calls the tool TOOL (e.g. an MCP `SERVER__TOOL`) with the JSON object
  *                    as arguments; after the result: `tool TOOL answered: RESULT`
  *   `!tool TOOL JSON` → the same, for any tool (`!tool edit_file {"path":…}`, `!tool grep {…}`)
+ *   `!shells A ;; B ;; …` / `!delegates A ;; B ;; …` → one step with several `shell` /
+ *                    `delegate` calls (run in parallel); after them: one line per result, in order
  *   `!system`    → replies with the request's system prompt, verbatim
  *   anything else → `echo: TEXT` in at least two deltas
  * and to a summarization request (the last user message starts with SUMMARIZE_MARKER):
@@ -102,6 +104,12 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
     yield* reply(summaryOf(request), tokens);
     return;
   }
+  // After several results of one step: one line each, in the model's order.
+  const results = stepResults(context);
+  if (results.length > 1) {
+    yield* reply(results.map(resultLine).join('\n'), tokens);
+    return;
+  }
   // After a tool result: report how the command ended.
   if (last?.role === 'tool' && last.tool === 'delegate') {
     yield* reply(`subagent: ${last.output}`, tokens);
@@ -133,6 +141,14 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
       type: 'tool_call',
       call: { call_id: `call_${Date.now().toString(36)}_${++callCounter}`, tool: 'shell', arguments: { command: command[2] } },
     };
+    yield { type: 'usage', input_tokens: tokens, output_tokens: estimateTokens(command[2]) };
+    yield { type: 'finish', reason: 'tool_calls' };
+    return;
+  }
+  const several = command?.[1] === 'shells' ? 'shell' : command?.[1] === 'delegates' ? 'delegate' : null;
+  if (several && command?.[2]) {
+    const parts = command[2].split(';;').map((p) => p.trim()).filter((p) => p.length > 0);
+    for (const part of parts) yield { type: 'tool_call', call: { call_id: newCallId(), tool: several, arguments: several === 'shell' ? { command: part } : { task: part } } };
     yield { type: 'usage', input_tokens: tokens, output_tokens: estimateTokens(command[2]) };
     yield { type: 'finish', reason: 'tool_calls' };
     return;
@@ -179,8 +195,29 @@ async function* scriptedStream(request: ModelRequest): AsyncGenerator<ModelChunk
   yield* reply(`echo: ${userText}`, tokens);
 }
 
+/** A fresh call id. */
+function newCallId(): string {
+  return `call_${Date.now().toString(36)}_${++callCounter}`;
+}
+
+type ToolItem = Extract<ModelRequest['context'][number], { role: 'tool' }>;
+
+/** The tool results after the last assistant message (the results of its calls). */
+function stepResults(context: ModelRequest['context']): ToolItem[] {
+  const results: ToolItem[] = [];
+  for (let i = context.length - 1; i >= 0 && context[i]!.role === 'tool'; i--) results.unshift(context[i] as ToolItem);
+  return results;
+}
+
+/** One line for one result of a parallel step. */
+function resultLine(item: ToolItem): string {
+  if (item.tool === 'delegate') return `subagent: ${item.output}`;
+  if (item.tool === 'shell') return typeof item.exit_code === 'number' ? `command exited with code ${item.exit_code}` : `command did not complete: ${item.output.split('\n')[0]}`;
+  return `tool ${item.tool} answered: ${item.output}`;
+}
+
 async function* callTool(tool: string, args: Record<string, unknown>, inputTokens: number): AsyncGenerator<ModelChunk> {
-  yield { type: 'tool_call', call: { call_id: `call_${Date.now().toString(36)}_${++callCounter}`, tool, arguments: args } };
+  yield { type: 'tool_call', call: { call_id: newCallId(), tool, arguments: args } };
   yield { type: 'usage', input_tokens: inputTokens, output_tokens: estimateTokens(JSON.stringify(args)) };
   yield { type: 'finish', reason: 'tool_calls' };
 }

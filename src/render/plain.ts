@@ -8,6 +8,7 @@ import type { Event, EventMsg, EventMsgOf } from '../../protocol/index.js';
 import { formatCount, formatDuration, turnSummary } from './format.js';
 import { sanitize } from './sanitize.js';
 import { describeCall } from './tool-call.js';
+import { callLines, visibleText, type CallLine } from './call-view.js';
 
 export interface Sink {
   write(text: string): unknown;
@@ -94,6 +95,11 @@ export class PlainPrinter {
     this.log.write(stderr ? this.c('red', s) : s);
   }
 
+  /** A line of a call with its escapes highlighted. */
+  callLine(line: CallLine): string {
+    return line.map((part) => (part.escape ? this.c('yellow', part.text) : this.c('bold', part.text))).join('');
+  }
+
   /** A note from the command itself (not an event). */
   note(text: string, color: Color = 'gray'): void {
     this.logLine(this.c(color, text));
@@ -117,8 +123,12 @@ export class PlainPrinter {
     tool_call_begin: (p, m) => {
       p.endOutLine();
       p.streamed = false;
-      const desc = sanitize(describeCall(m.tool, m.arguments));
-      p.logLine(m.tool === 'shell' ? `${p.c('gray', '$')} ${p.c('bold', desc)}` : `${p.c('bold', m.tool)} ${desc}`);
+      if (m.tool === 'shell') {
+        // A command is shown as an approval prompt shows it: control characters visible, blank runs collapsed.
+        for (const line of callLines(m.arguments)) p.logLine(p.callLine(line));
+        return;
+      }
+      p.logLine(`${p.c('bold', m.tool)} ${sanitize(describeCall(m.tool, m.arguments))}`);
     },
     exec_output_delta: (p, m) => {
       p.streamedOutput.add(m.call_id);
@@ -138,8 +148,15 @@ export class PlainPrinter {
       p.logLine(text);
     },
     exec_approval_request: (p, m) => {
-      const desc = sanitize(describeCall(m.tool, m.arguments));
-      p.logLine(`${p.c('yellow', '⏸ approval needed:')} ${m.tool === 'shell' ? '$ ' : `${m.tool} `}${p.c('bold', desc)} ${p.c('gray', `(in ${m.cwd})`)}`);
+      // The whole call, every argument, control characters shown as escapes (render/call-view.ts).
+      const lines = callLines(m.arguments);
+      const where = p.c('gray', `(in ${visibleText(m.cwd)})`);
+      if (m.tool === 'shell' && lines.length === 1) {
+        p.logLine(`${p.c('yellow', '⏸ approval needed:')} ${p.callLine(lines[0]!)} ${where}`);
+        return;
+      }
+      p.logLine(`${p.c('yellow', '⏸ approval needed:')} ${p.c('bold', visibleText(m.tool))} ${where}`);
+      for (const line of lines) p.logLine(`  ${p.callLine(line)}`);
     },
     approval_resolved: (p, m) => {
       p.logLine(p.c(m.decision === 'deny' || m.decision === 'abort' ? 'yellow' : 'gray', `  ${DECISION_TEXT[m.decision]}`));

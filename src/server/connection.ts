@@ -206,6 +206,16 @@ export class ClientConnection implements Outlet {
     this.pumpSafely(sub);
   }
 
+  /**
+   * Sessions were deleted (`sessionId` named, `deleted` every id): if this client was
+   * attached to any of them it is detached and told, once (`session_deleted`, no `req_id`).
+   */
+  sessionDeleted(sessionId: string, deleted: readonly string[]): void {
+    let attached = false;
+    for (const id of deleted) if (this.detach(id)) attached = true;
+    if (attached) this.send({ type: 'session_deleted', session_id: sessionId, deleted_session_ids: [...deleted] });
+  }
+
   /** Returns false when this client was not attached to the session. */
   detach(sessionId: string): boolean {
     const sub = this.subs.get(sessionId);

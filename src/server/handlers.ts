@@ -13,6 +13,7 @@ import {
   type ListSessions,
   type Submit,
 } from '../../protocol/index.js';
+import { AgentdError } from '../errors.js';
 import type { SubmitAnswer } from '../session/api.js';
 import type { ClientConnection } from './connection.js';
 import { modelsAnswer } from './models.js';
@@ -50,7 +51,19 @@ export function dispatchFrame(conn: ClientConnection, frame: ClientFrame): void 
 }
 
 function deleteSession(conn: ClientConnection, frame: DeleteSession): void {
-  conn.sendError('internal', 'delete_session is not implemented yet', { req_id: frame.req_id });
+  conn.host.delete(frame.session_id, { force: frame.force ?? false }).then(
+    (deleted) => {
+      conn.log.info({ session_id: frame.session_id, deleted }, 'session deleted');
+      conn.send({ type: 'session_deleted', req_id: frame.req_id, session_id: frame.session_id, deleted_session_ids: deleted });
+    },
+    (err: unknown) => {
+      if (err instanceof AgentdError) conn.sendError(err.code, err.message, { req_id: frame.req_id });
+      else {
+        conn.log.error({ err, session_id: frame.session_id }, 'delete_session failed');
+        conn.sendError('internal', `the session could not be deleted: ${(err as Error).message}`, { req_id: frame.req_id });
+      }
+    },
+  );
 }
 
 /** The live nodes in cluster mode (clients fail over to them); a single daemon has none to name. */

@@ -164,6 +164,12 @@ export async function startServer(options: ServerOptions): Promise<AgentdServer>
   };
   http.on('upgrade', upgradeHandler({ wss, registry, admit, accepting: () => accepting, connection }));
 
+  // A deleted session: every client attached to it or to one of its subagent sessions is told and detached.
+  const offDeleted = options.sessions.onDeleted((sessionId, deleted) => {
+    for (const c of registry.connections()) c.sessionDeleted(sessionId, deleted);
+  });
+  http.once('close', offDeleted);
+
   port = await listen(http, options.host, options.port);
   http.on('error', (err) => log.error({ err }, 'http server error'));
 

@@ -70,6 +70,14 @@ export interface SessionHostApi {
   readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]>;
   /** The last `limit` batches with sequence < before, ascending. */
   readBefore(sessionId: string, before: number, limit: number): Promise<CommittedBatch[]>;
+  /**
+   * Delete the session and its subagent sessions (docs/sessions.md#deleting-sessions);
+   * answers the deleted ids, the session first. Rejects with AgentdError `unknown_session`,
+   * `busy` (a running or waiting turn, without `force`) or `stopped`.
+   */
+  delete(sessionId: string, options?: { force?: boolean }): Promise<string[]>;
+  /** Be told of every delete (the session named, every deleted id); returns unsubscribe. */
+  onDeleted(listener: (sessionId: string, deleted: string[]) => void): () => void;
   /** Finish committing, stop every session's children, close the database. */
   close(): Promise<void>;
 }

@@ -1,18 +1,17 @@
 /**
- * Approvals: whether the current tool call must wait for an `exec_approval`, asking for
+ * Approvals: whether a tool call must wait for an `exec_approval`, asking for
  * it, and applying the decision.
  */
 import type { ApprovalDecision } from '../../protocol/index.js';
 import type { SessionDeps } from './deps.js';
-import type { SessionState } from './state.js';
+import type { CallState, SessionState } from './state.js';
 import type { ToolCallRequest } from '../model/types.js';
 import { shellCommandAllowed, shellCommandOf } from '../tools/shell_allow.js';
 import { callKey } from './tool_args.js';
 import type { Tx } from './tx.js';
 
-/** Does the current call of the active turn wait for approval? */
-export function currentCallNeedsApproval(state: SessionState, deps: SessionDeps): boolean {
-  const current = state.turn?.calls[0];
+/** Does this call of the active turn wait for approval? */
+export function callNeedsApproval(state: SessionState, deps: SessionDeps, current: CallState | undefined): boolean {
   if (!current || current.approved) return false;
   // The mode the tool was offered with (an MCP server's `approval`), else the built-in's.
   const mode = current.approval ?? (deps.tools.get(current.call.tool)?.needsApproval ? 'session' : 'auto');
@@ -39,9 +38,9 @@ function approvalKey(call: ToolCallRequest, deps: SessionDeps): string {
   return command !== null ? `shell\u0000command\u0000${command}` : callKey(call);
 }
 
-/** Ask for approval of the current call. */
-export function requestApproval(tx: Tx, deps: SessionDeps): void {
-  const current = tx.turn.calls[0];
+/** Ask for approval of the call at `index` of the step's calls. */
+export function requestApproval(tx: Tx, deps: SessionDeps, index: number): void {
+  const current = tx.turn.calls[index];
   if (!current) return;
   const request = {
     type: 'exec_approval_request' as const,
@@ -68,11 +67,14 @@ export function resolveApproval(
   const turn = tx.turn;
   const approval = turn.approval!;
   tx.emit({ type: 'approval_resolved', approval_id: approval.approval_id, decision }, { submission_id: submissionId });
-  const [current, ...rest] = turn.calls;
+  const index = turn.calls.findIndex((c) => c.call.call_id === approval.call_id);
+  const current = turn.calls[index];
   tx.setTurn({ approval: null });
   if (decision === 'abort' || decision === 'deny' || !current) return;
   if (decision === 'approve_for_session') {
     tx.set({ approved_for_session: [...tx.state.approved_for_session, approvalKey(current.call, deps)] });
   }
-  tx.setTurn({ calls: [{ ...current, approved: true }, ...rest] });
+  const calls = turn.calls.slice();
+  calls[index] = { ...current, approved: true };
+  tx.setTurn({ calls });
 }

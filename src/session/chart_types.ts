@@ -38,6 +38,8 @@ export interface SessionContext {
    * here instead of emitted; the Session hands each new one to the Recorder (see `stream`).
    */
   streamed: Change | null;
+  /** The call id of the tool call being started (read by the action that spawns its child). */
+  launching: string | null;
 }
 
 /** What the pump looked up for one submission. */

@@ -31,6 +31,8 @@ import { listPage, otherSession } from './host_reads.js';
 import { systemPromptFor } from './system_prompt.js';
 import { cwdOf, expandHome, isDirectory, recordRecoveryFailure, withRebuiltContext } from './recovery.js';
 import { Tx } from './tx.js';
+import { residentTree, settleTurns } from './host_delete.js';
+import { startRetention } from './retention.js';
 
 export interface SessionHostOptions {
   dataDir: string;
@@ -86,6 +88,10 @@ export class SessionHost implements SessionHostApi {
   /** Sessions being hydrated (awaiting the journal): a second open waits for the first, never hydrates twice. */
   private readonly opening = new Map<string, Promise<Session | null>>();
   private closed = false;
+  /** Stops the retention sweeps (config `retention.delete_after_days`). */
+  private stopRetention: (() => void) | null = null;
+  /** Told after each delete (the server tells the attached clients). */
+  private readonly deletedListeners = new Set<(sessionId: string, deleted: string[]) => void>();
 
   private constructor(private readonly options: SessionHostOptions) {
     mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -143,6 +149,10 @@ export class SessionHost implements SessionHostApi {
   static async open(options: SessionHostOptions): Promise<SessionHost> {
     const host = new SessionHost(options);
     if (!options.ownership) await host.recoverAll();
+    const days = options.config.retention.delete_after_days;
+    if (days !== undefined) {
+      host.stopRetention = startRetention({ days, journal: host.journal, remove: (id) => host.delete(id), logger: options.logger });
+    }
     return host;
   }
 
@@ -318,6 +328,51 @@ export class SessionHost implements SessionHostApi {
     return session;
   }
 
+  /**
+   * Delete the session and its subagent sessions for good (docs/sessions.md#deleting-sessions):
+   * `busy` while a turn of theirs runs or waits, unless `force` (the turn is interrupted
+   * first); their actors stop, then the journal forgets them. Answers the deleted ids.
+   */
+  async delete(sessionId: string, options: { force?: boolean } = {}): Promise<string[]> {
+    if (this.closed) throw new AgentdError('stopped', 'the daemon is shutting down');
+    if (!this.sessions.has(sessionId) && !(await this.journal.loadSession(sessionId))) {
+      throw new AgentdError('unknown_session', `no session ${sessionId}`);
+    }
+    await settleTurns(sessionId, await residentTree(sessionId, this.sessions, this.journal), options.force ?? false);
+    // A session hydrated again while the delete is in flight is dropped once it is done.
+    for (const session of await residentTree(sessionId, this.sessions, this.journal)) this.drop(session);
+    const deleted = await this.journal.deleteSessions(sessionId);
+    if (deleted.length === 0) throw new AgentdError('unknown_session', `no session ${sessionId}`);
+    for (const id of deleted) {
+      const live = this.sessions.get(id);
+      if (live) this.drop(live);
+      this.faults.delete(id);
+    }
+    this.options.logger?.info({ session_id: sessionId, deleted }, 'session deleted');
+    for (const listener of this.deletedListeners) listener(sessionId, deleted);
+    return deleted;
+  }
+
+  /** Tell the delete listeners of a delete carried out elsewhere (cluster mode: another node). */
+  announceDeleted(sessionId: string, deleted: string[]): void {
+    for (const listener of this.deletedListeners) listener(sessionId, deleted);
+  }
+
+  /** Be told of each delete: the session named and every deleted id (it first). Returns unsubscribe. */
+  onDeleted(listener: (sessionId: string, deleted: string[]) => void): () => void {
+    this.deletedListeners.add(listener);
+    return () => this.deletedListeners.delete(listener);
+  }
+
+  /** Stop a resident session and forget it (no eviction, no lease hand-back: it is being deleted). */
+  private drop(session: Session): void {
+    const entry = this.evictTimers.get(session.id);
+    if (entry) clearTimeout(entry.timer);
+    this.evictTimers.delete(session.id);
+    if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
+    session.stop();
+  }
+
   async readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]> {
     return this.journal.readAfter(sessionId, after, limit);
   }
@@ -353,6 +408,7 @@ export class SessionHost implements SessionHostApi {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopRetention?.();
     for (const { timer } of this.evictTimers.values()) clearTimeout(timer);
     this.evictTimers.clear();
     const last = [...this.sessions.values()].map((session) => session.stop());

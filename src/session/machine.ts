@@ -7,8 +7,10 @@
  * items, an admission) is emitted as a `change` effect — or, for the streaming actions
  * (deltas, thinking, tool output), left in `context.streamed` — and the Session hands it
  * to the Recorder. So the chart runs under XState's pure `transition()` as well as in an actor.
- * The turn's model call and tool runs are invoked child actors, cancelled (AbortSignal)
- * whenever the actor leaves their state — by interrupt, abort, failure or stop.
+ * The turn's model call is an invoked child actor, cancelled (AbortSignal) whenever the
+ * actor leaves its state; its tool calls run in spawned child actors (one per running call,
+ * several at once: docs/tools.md), all stopped when the turn ends — by interrupt, abort,
+ * failure or stop.
  *
  *   hydrating ─► idle ◄──────────────┐
  *      │  ▲       │ message            │
@@ -19,17 +21,18 @@
  *                 (a result with the inbox empty: tools → [preparing] → sampling, no cutoff)
  *                                                  preparing ⇄ compacting (docs/context.md)
  */
-import { and, assign, setup } from 'xstate';
+import { and, assign, not, setup, spawnChild, stopChild } from 'xstate';
 import { change, effects, op, stream, sub, type Ev } from './chart_change.js';
 import { contextActions, contextGuards } from './chart_context.js';
 import { admitAndStart, admitMessage, queueFullMessage, queueIsFull } from './admission.js';
-import { currentCallNeedsApproval, requestApproval, resolveApproval } from './approval.js';
+import { requestApproval, resolveApproval } from './approval.js';
 import type { SessionContext, SessionEffect, SessionEvent, SessionInput } from './chart_types.js';
 import { journalFailureNote, modelStepInput, RESTART_NOTE } from './model_request.js';
 import { modelStep } from './model_step.js';
 import { compactStep, compactStepInput, takeRequestedCompaction } from './compaction.js';
 import { capabilityCommand, resumeSession, setModel, warnApproval, warnInterrupt } from './ops.js';
-import { finishCall, recordSubagent, toolRun, type ToolRunInput } from './tool_step.js';
+import { callIndex, finishCall, recordSubagent, toolActorId, toolRun, type ToolRunInput } from './tool_step.js';
+import { nextRefused, nextRunnable, nextToAsk, recoverStartedCalls, refuseNext, runningCalls, startNext } from './tool_dispatch.js';
 import {
   completeTurn,
   drainSteer,
@@ -38,7 +41,6 @@ import {
   interruptTurn,
   startQueuedTurn,
 } from './turn.js';
-import { DELEGATE_TOOL } from './subagent.js';
 import { BEFORE_MODEL_CALL, boundaryGuards, PAST_CLEAR_STEP_BOUNDARY, PAST_STEP_BOUNDARY } from './chart_boundary.js';
 import { failBudget } from './budget.js';
 
@@ -78,8 +80,10 @@ export const sessionMachine = setup({
     // endModelStep decided it (the reply waits in `reply_prefix` while it is continued).
     lengthContinuation: ({ context }) => context.stepFinish === 'length' && context.state.turn?.reply_prefix !== undefined,
     ...boundaryGuards,
-    callRefused: ({ context }) => context.state.turn?.calls[0]?.refused !== undefined,
-    needsApproval: ({ context }) => currentCallNeedsApproval(context.state, context.deps),
+    callRefused: ({ context }) => nextRefused(context.state.turn) >= 0,
+    canStartCall: ({ context }) => nextRunnable(context.state, context.deps) >= 0,
+    needsApproval: ({ context }) => nextToAsk(context.state, context.deps) >= 0,
+    hasRunningCalls: ({ context }) => runningCalls(context.state.turn).length > 0,
     fatal: ({ event }) => (event as Ev<'journal.failed'>).fatal,
     ...contextGuards,
   },
@@ -149,8 +153,8 @@ export const sessionMachine = setup({
       tx.setTurn({ output_recoveries: tx.turn.output_recoveries + 1 });
     }),
     complete: change((tx) => completeTurn(tx)),
-    refuseCall: change((tx) => finishCall(tx, { status: 'error', output: tx.turn.calls[0]!.refused! })),
-    requestApproval: change((tx, ctx) => requestApproval(tx, ctx.deps)),
+    refuseCall: change((tx) => refuseNext(tx)),
+    requestApproval: change((tx, ctx) => requestApproval(tx, ctx.deps, nextToAsk(tx.state, ctx.deps))),
     approve: change((tx, ctx, event) => {
       const o = op(event);
       if (o.type === 'exec_approval') resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
@@ -158,8 +162,9 @@ export const sessionMachine = setup({
     deny: change((tx, ctx, event) => {
       const o = op(event);
       if (o.type !== 'exec_approval') return;
+      const callId = tx.turn.approval!.call_id;
       resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
-      finishCall(tx, { status: 'denied', output: 'the user denied this tool call' });
+      finishCall(tx, { status: 'denied', output: 'the user denied this tool call' }, callId);
     }),
     abort: change((tx, ctx, event) => {
       const o = op(event);
@@ -167,30 +172,40 @@ export const sessionMachine = setup({
       resolveApproval(tx, ctx.deps, o.decision, sub(event).item.submission.id);
       interruptTurn(tx, 'interrupted', '', { submission_id: sub(event).item.submission.id });
     }),
-    markStarted: change((tx) => {
-      const [current, ...rest] = tx.turn.calls;
-      if (current) tx.setTurn({ calls: [{ ...current, started: true, started_at: tx.now }, ...rest] });
+    // The next call that may run is marked started (its child commits that before it runs)…
+    startCall: change((tx, ctx) => ({ launching: startNext(tx, ctx.deps) })),
+    // …and gets its own child actor, named by its call id (tool.* events carry the call id).
+    spawnTool: spawnChild('toolRun', {
+      id: ({ context }) => toolActorId(context.launching!),
+      input: ({ context }): ToolRunInput => {
+        const call = context.state.turn!.calls.find((c) => c.call.call_id === context.launching)!.call;
+        return { call, ports: context.ports, cwd: context.state.cwd, sessionId: context.state.session_id };
+      },
+    }),
+    // Leaving the turn (interrupt, abort, failure, stop) ends every running call.
+    stopTools: effects(({ context, enqueue }) => {
+      for (const c of runningCalls(context.state.turn)) enqueue.stopChild(toolActorId(c.call.call_id));
+    }),
+    // A call's child has sent its result: it leaves (its id may come again in a later step).
+    releaseTool: stopChild(({ context, event }) => {
+      const calls = context.state.turn?.calls ?? [];
+      const call = calls[callIndex(calls, (event as Ev<'tool.done'>).call_id)];
+      return toolActorId(call?.call.call_id ?? '');
     }),
     recordOutput: stream((tx, _ctx, event: Ev<'tool.output'>) => {
-      const callId = tx.turn.calls[0]?.call.call_id;
+      const callId = tx.turn.calls[callIndex(tx.turn.calls, event.call_id)]?.call.call_id;
       if (callId) tx.emitOutputDeltas(callId, event.chunks);
     }),
-    finishCall: change((tx, _ctx, event: Ev<'tool.done'>) => finishCall(tx, event.result)),
-    recordSubagent: change((tx, _ctx, event: Ev<'tool.subagent'>) => recordSubagent(tx, event.child_session_id)),
+    finishCall: change((tx, _ctx, event: Ev<'tool.done'>) => finishCall(tx, event.result, event.call_id)),
+    recordSubagent: change((tx, _ctx, event: Ev<'tool.subagent'>) => recordSubagent(tx, event.child_session_id, event.call_id)),
     drainSteer: change((tx) => drainSteer(tx)),
     resumeTurn: change((tx, ctx) => {
-      const turn = tx.turn;
-      const attempt = turn.recovery_attempts + 1;
+      const attempt = tx.turn.recovery_attempts + 1;
       const fault = ctx.fault;
-      tx.setTurn({ recovery_attempts: attempt, approval: null, compacted_for_call: false });
+      tx.setTurn({ recovery_attempts: attempt, compacted_for_call: false });
       // After a journal failure the result and a warning name the real cause, not a restart.
       if (fault) tx.emit({ type: 'warning', message: `the turn was paused because ${fault.message}; it resumes from its last checkpoint` });
-      // A started delegate call keeps waiting for its child (recovered as any session): it
-      // runs again, finds the same child, and the child's message is admitted once.
-      const current = turn.calls[0];
-      if (current?.started && current.call.tool !== DELEGATE_TOOL) {
-        finishCall(tx, { status: 'error', output: fault ? journalFailureNote(fault.message) : RESTART_NOTE });
-      }
+      recoverStartedCalls(tx, fault ? journalFailureNote(fault.message) : RESTART_NOTE);
       tx.emit({ type: 'turn_resumed', attempt });
       return { fault: null };
     }),
@@ -220,6 +235,7 @@ export const sessionMachine = setup({
     stepFinish: null,
     fault: input.fault ?? null,
     streamed: null,
+    launching: null,
   }),
   initial: 'hydrating',
   on: {
@@ -240,7 +256,9 @@ export const sessionMachine = setup({
       entry: 'fallbackRoute',
       always: [
         { guard: and(['turnOpen', 'crashed']), target: 'draining', actions: 'failCrashed' },
-        { guard: 'awaitingApproval', target: 'turn.awaiting_approval' },
+        // An approval pending: asked again as it was (through `tools`, which first starts
+        // calls that may run); calls that were running beside it go through recovery first.
+        { guard: and(['awaitingApproval', not('hasRunningCalls')]), target: 'turn.tools' },
         { guard: 'turnOpen', target: 'recovering' },
         { guard: 'hasQueue', target: 'draining' },
         { target: 'idle' },
@@ -276,7 +294,12 @@ export const sessionMachine = setup({
     },
     turn: {
       initial: 'preparing',
+      exit: 'stopTools',
       on: {
+        // From each call's child actor, whichever state the step is in (docs/tools.md).
+        'tool.output': { actions: 'recordOutput' },
+        'tool.subagent': { actions: 'recordSubagent' },
+        'tool.done': { target: '.tools', actions: ['releaseTool', 'finishCall'] },
         submission: [
           { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
           { guard: 'isInterruptOfActiveTurn', target: 'draining', actions: 'interrupt' },
@@ -336,7 +359,11 @@ export const sessionMachine = setup({
             { guard: 'noCalls', target: 'boundary' },
             // Arguments past the bounds: an error result, no approval, nothing run.
             { guard: 'callRefused', actions: 'refuseCall' },
+            // Every call that may run starts now (up to limits.max_parallel_tools)…
+            { guard: 'canStartCall', actions: ['startCall', 'spawnTool'] },
+            // …and those that need approval are asked one at a time, in the model's order.
             { guard: 'needsApproval', target: 'awaiting_approval', actions: 'requestApproval' },
+            { guard: 'awaitingApproval', target: 'awaiting_approval' },
             { target: 'running_tool' },
           ],
         },
@@ -344,7 +371,7 @@ export const sessionMachine = setup({
           on: {
             submission: [
               { guard: 'isAlreadyAdmitted', actions: 'answerAlreadyAccepted' },
-              { guard: { type: 'approvalIs', params: ['approve', 'approve_for_session'] }, target: 'running_tool', actions: 'approve' },
+              { guard: { type: 'approvalIs', params: ['approve', 'approve_for_session'] }, target: 'tools', actions: 'approve' },
               { guard: { type: 'approvalIs', params: ['deny'] }, target: 'tools', actions: 'deny' },
               { guard: { type: 'approvalIs', params: ['abort'] }, target: '#session.draining', actions: 'abort' },
               { guard: 'isInterruptOfActiveTurn', target: '#session.draining', actions: 'interrupt' },
@@ -353,21 +380,9 @@ export const sessionMachine = setup({
             ],
           },
         },
-        running_tool: {
-          entry: 'markStarted',
-          invoke: {
-            src: 'toolRun',
-            input: ({ context }): ToolRunInput => {
-              const call = context.state.turn!.calls[0]!.call;
-              return { call, ports: context.ports, cwd: context.state.cwd, sessionId: context.state.session_id };
-            },
-          },
-          on: {
-            'tool.output': { actions: 'recordOutput' },
-            'tool.subagent': { actions: 'recordSubagent' },
-            'tool.done': { target: 'tools', actions: 'finishCall' },
-          },
-        },
+        // Calls run (each in its child actor, spawned by `tools`); their tool.* events are
+        // handled on `turn`. Nothing is asked for approval now.
+        running_tool: {},
         // Step boundary: steers at or below the cutoff join the next model call.
         boundary: {
           entry: 'takeCutoff',

@@ -26,3 +26,28 @@ export interface ResidentSessionStats {
   /** Resident sessions waiting for an approval. */
   approvalsPending: number;
 }
+
+/**
+ * Several observers as one (telemetry, the notification webhook, the model-failure log):
+ * each sees every batch and tick in order; model clients are wrapped by each in turn; the
+ * first observer with a trace context gives it. A hook none of them has stays absent.
+ */
+export function combineObservers(...all: Array<SessionObserver | null | undefined>): SessionObserver | undefined {
+  const list = all.filter((o): o is SessionObserver => o != null);
+  if (list.length <= 1) return list[0];
+  const ticks = list.filter((o) => o.commitTick);
+  const wrappers = list.filter((o) => o.modelClient);
+  const tracer = list.find((o) => o.traceContext);
+  return {
+    committed: (batch) => {
+      for (const o of list) o.committed(batch);
+    },
+    ...(ticks.length > 0 && {
+      commitTick: (tick) => {
+        for (const o of ticks) o.commitTick!(tick);
+      },
+    }),
+    ...(wrappers.length > 0 && { modelClient: (client) => wrappers.reduce((c, o) => o.modelClient!(c), client) }),
+    ...(tracer && { traceContext: (sessionId, callId) => tracer.traceContext!(sessionId, callId) }),
+  };
+}

@@ -51,6 +51,17 @@ export interface CallState {
   approval?: ToolApproval;
   /** A `delegate` call: the child session it started (recorded with `subagent_started`). */
   child_session_id?: string;
+  /**
+   * The call ended (its `tool_call_end` was emitted) but an earlier call of the step has
+   * not: its result waits here to join the transcript in the model's order (docs/tools.md).
+   */
+  ended?: EndedCall;
+}
+
+/** A finished call's result held for the transcript. */
+export interface EndedCall {
+  output: string;
+  exit_code?: number;
 }
 
 export interface ActiveTurn {
@@ -62,7 +73,7 @@ export interface ActiveTurn {
   failed_tool_calls: number;
   usage: TokenUsage;
   last_message: string | null;
-  /** Calls of the current step not yet finished, in order; the first is current. */
+  /** Calls of the current step whose result is not yet in the transcript, in the model's order. */
   calls: CallState[];
   /** Approval the turn is waiting for, if any (the exec_approval_request payload). */
   approval: ExecApprovalRequestMsg | null;

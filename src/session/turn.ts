@@ -10,7 +10,7 @@ import type { ToolApproval } from './toolbox.js';
 import { applicableOverrides } from './routing.js';
 import { addUsage, fullUsage, newTurn, type ActiveTurn, type CallState } from './state.js';
 import { callKey, toolArgumentsProblem } from './tool_args.js';
-import { endCall } from './tool_step.js';
+import { appendResult, endCall } from './tool_step.js';
 import type { Tx } from './tx.js';
 
 /** What one finished model call produced. */
@@ -156,7 +156,11 @@ function callStreaks(turn: ActiveTurn, requested: readonly ToolCallRequest[]): {
 function closeOpenCalls(tx: Tx, status: 'interrupted' | 'error', output: string | ((call: CallState) => string)): void {
   const turn = tx.state.turn;
   if (!turn) return;
-  for (const c of turn.calls) endCall(tx, c, { status, output: typeof output === 'string' ? output : output(c) });
+  for (const c of turn.calls) {
+    // A call that already ended (waiting for an earlier one) keeps its own result.
+    if (c.ended) appendResult(tx, c, c.ended);
+    else endCall(tx, c, { status, output: typeof output === 'string' ? output : output(c) });
+  }
   if (turn.approval) {
     tx.emit({ type: 'approval_resolved', approval_id: turn.approval.approval_id, decision: 'abort' });
   }

@@ -52,6 +52,7 @@ export const KEYS_HELP = [
   'enter send · alt-enter or \\ + enter newline · ↑/↓ history',
   'esc interrupt the running turn · y / a / n answer an approval',
   'pgup / pgdn scroll (older history loads at the top) · ctrl-c twice detach',
+  'ctrl-o a tool call\'s whole output (←/→ other calls · q back)',
   'ctrl-a/e line start/end · ctrl-u/k kill · ctrl-w delete word',
 ];
 

@@ -1,6 +1,6 @@
 /**
  * The TUI's keys: bracketed paste, Ctrl-C twice / Ctrl-D to detach, PgUp/PgDn, y/a/n/Esc
- * while an approval is asked, Esc to interrupt, Tab to complete a command, and the rest
+ * while an approval is asked, Ctrl-O for the pager of a call's output (pager.tsx), Esc to interrupt, Tab to complete a command, and the rest
  * to the editor (input.ts). Keys are read against the latest state, not the last render.
  */
 import type { Key } from 'ink';
@@ -10,6 +10,7 @@ import type { Arm, SetState } from './hooks.js';
 import { editInput, emptyInput, setValue, type InputState } from './input.js';
 import { sessionInfoStatus } from './session-info.js';
 import type { Scroll } from './use-scroll.js';
+import { pagerKey, togglePager, type PagerKeys } from './pager.js';
 
 export interface KeyContext {
   controller: TuiController;
@@ -23,6 +24,8 @@ export interface KeyContext {
   quit: () => void;
   /** Enter on a non-empty editor. */
   submit: (text: string) => void;
+  /** The Ctrl-O pager of a call's whole output. */
+  pager: PagerKeys;
 }
 
 /** Bracketed paste markers (enabled by `agentd attach`); true when `ch` was one. */
@@ -66,6 +69,8 @@ export function handleKey(ch: string, key: Key, k: KeyContext): void {
     return;
   }
   if (detachKeys(ch, key, k)) return;
+  if (key.ctrl && ch === 'o') return togglePager(k.pager);
+  if (k.pager.state.callId !== null) return pagerKey(ch, key, k.pager);
   if (key.pageUp) return k.scroll.pageUp();
   if (key.pageDown) return k.scroll.pageDown();
   const live = k.controller.getState();

@@ -157,7 +157,8 @@ function diffRows(item: ToolItem, width: number): Line[] {
   return rows;
 }
 
-function outputRows(item: ToolItem, width: number): Line[] {
+/** Every kept row of a call's output (the transcript shows the last TOOL_OUTPUT_ROWS; the Ctrl-O pager all). */
+export function outputRows(item: ToolItem, width: number): Line[] {
   if (item.tool === 'edit_file') return diffRows(item, width);
   const rows: Line[] = [];
   const gutter = [seg('  │ ', { color: theme.border })];
@@ -199,7 +200,7 @@ function toolLines(item: ToolItem, width: number): Line[] {
   const hidden = out.length - TOOL_OUTPUT_ROWS;
   if (hidden > 0 || item.truncated > 0) {
     const more = hidden > 0 ? `${hidden} more line${hidden === 1 ? '' : 's'}` : 'earlier output';
-    lines.push([seg('  │ ', { color: theme.border }), seg(`… ${more} above`, { color: theme.muted, italic: true })]);
+    lines.push([seg('  │ ', { color: theme.border }), seg(`… ${more} above · ctrl-o to see all`, { color: theme.muted, italic: true })]);
   }
   lines.push(...out.slice(Math.max(0, hidden)));
 

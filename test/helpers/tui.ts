@@ -332,6 +332,11 @@ export class Tmux {
     return this.screen().join('\n');
   }
 
+  /** The pane's scrollback and visible screen, oldest row first (trailing spaces trimmed). */
+  history(): string[] {
+    return this.tmux(['capture-pane', '-p', '-S', '-', '-t', this.name]).split('\n').map((l) => l.trimEnd());
+  }
+
   /** Whether the command has exited (remain-on-exit keeps the pane). */
   dead(): boolean {
     return this.tmux(['display-message', '-p', '-t', this.name, '#{pane_dead}']).trim() === '1';

@@ -88,6 +88,13 @@ export class PgSessionJournal implements SessionJournal {
     return this.store.readBefore(sessionId, before, limit);
   }
 
+  /** Deletes the session tree and its leases; this node forgets the deleted sessions' leases. */
+  async deleteSessions(sessionId: string): Promise<string[]> {
+    const ids = await this.store.deleteSessions(sessionId);
+    for (const id of ids) this.leases.delete(id);
+    return ids;
+  }
+
   checkpointStatus(): null {
     return null;
   }

@@ -7,6 +7,7 @@
  * batches are read from the journal, so a lost hint is never lost data.
  */
 import pg from 'pg';
+import { DELETE_CHANNEL } from './erase.js';
 import { LEASE_CHANNEL } from './leases.js';
 import { BATCH_CHANNEL } from './store.js';
 
@@ -18,6 +19,8 @@ export interface HintListenerOptions {
   onBatch(sessionId: string, sequence: number): void;
   /** A node handed leases back. */
   onLeases(nodeId: string): void;
+  /** A session tree was deleted (by any node). */
+  onDeleted?(sessionId: string, deleted: string[]): void;
   /** Listening (again): catch up. */
   onConnected(): void;
   onLost?(err: Error): void;
@@ -74,12 +77,16 @@ export class HintListener {
         if (space > 0 && Number.isInteger(sequence)) this.options.onBatch(payload.slice(0, space), sequence);
       } else if (n.channel === LEASE_CHANNEL) {
         this.options.onLeases(payload);
+      } else if (n.channel === DELETE_CHANNEL) {
+        const told = parseDeleted(payload);
+        if (told) this.options.onDeleted?.(told.session_id, told.deleted_session_ids);
       }
     });
     try {
       await client.connect();
       await client.query(`LISTEN ${BATCH_CHANNEL}`);
       await client.query(`LISTEN ${LEASE_CHANNEL}`);
+      await client.query(`LISTEN ${DELETE_CHANNEL}`);
     } catch (err) {
       fail(err as Error);
       return;
@@ -103,5 +110,17 @@ export class HintListener {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);
     }
+  }
+}
+
+/** A delete notice's payload, or null when it is not one. */
+function parseDeleted(payload: string): { session_id: string; deleted_session_ids: string[] } | null {
+  try {
+    const v = JSON.parse(payload) as { session_id?: unknown; deleted_session_ids?: unknown };
+    if (typeof v.session_id !== 'string' || !Array.isArray(v.deleted_session_ids)) return null;
+    const ids = v.deleted_session_ids.filter((id): id is string => typeof id === 'string');
+    return { session_id: v.session_id, deleted_session_ids: ids };
+  } catch {
+    return null;
   }
 }

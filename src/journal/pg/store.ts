@@ -12,6 +12,7 @@ import { committedBatch } from '../batch.js';
 import type { BatchWrite, CommittedBatch, QueuedEntry, StoredSession, WriteOutcome } from '../journal.js';
 import { JournalConflictError, JournalFencedError, type JournalStore } from '../store.js';
 import { commitFailure, isConnectionLoss, openFailure, readFailure, type CommitPhase } from './errors.js';
+import { eraseSessionsPg } from './erase.js';
 import { migratePg } from './migrations.js';
 import { createPool, type PgPoolOptions } from './pool.js';
 
@@ -181,6 +182,11 @@ export class PgJournalStore implements JournalStore {
   async listSessions(limit: number, before?: string): Promise<StoredSession[]> {
     const { rows } = before ? await this.read<SessionRow>('listBefore', [limit, before]) : await this.read<SessionRow>('listFirst', [limit]);
     return rows.map(toStored);
+  }
+
+  async deleteSessions(sessionId: string): Promise<string[]> {
+    this.assertOpen();
+    return eraseSessionsPg(this.pool, sessionId);
   }
 
   async unfinishedSessions(): Promise<string[]> {

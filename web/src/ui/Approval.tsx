@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Store } from '../store';
 import { approveForSessionLabel, type ApprovalDecision, type ExecApprovalRequestMsg } from '../wire';
-import { argsLine } from './format';
+import { callArguments, visibleText } from '../../../src/render/call-view.js';
 
 const BUTTONS: Array<{ decision: ApprovalDecision; label: string; cls: string }> = [
   { decision: 'approve', label: 'Approve', cls: 'primary' },
@@ -15,6 +15,46 @@ const BUTTONS: Array<{ decision: ApprovalDecision; label: string; cls: string }>
   { decision: 'deny', label: 'Deny', cls: '' },
   { decision: 'abort', label: 'Abort', cls: 'danger' },
 ];
+
+/** A value longer than this (characters or lines) starts collapsed, one click away. */
+const COLLAPSE_CHARS = 600;
+const COLLAPSE_LINES = 8;
+
+/**
+ * Every argument of the call, each under its name, control characters shown as escapes
+ * (`\r`, `\x1b`, …); no field is hidden because another looks like a command. A long
+ * value (a `write_file`'s content) starts collapsed behind its size.
+ */
+function CallArguments({ args }: { args: unknown }) {
+  const list = callArguments(args);
+  if (list.length === 0) return <pre class="approval-args">(no arguments)</pre>;
+  return (
+    <dl class="approval-args-list">
+      {list.map((a) => {
+        const text = visibleText(a.value);
+        const lines = text.split('\n').length;
+        const long = text.length > COLLAPSE_CHARS || lines > COLLAPSE_LINES;
+        return (
+          <div key={a.name} class="approval-arg" data-arg={a.name}>
+            <dt>{visibleText(a.name)}</dt>
+            <dd>
+              {long ? (
+                <details>
+                  <summary>
+                    {lines} lines, {a.value.length} characters — show
+                  </summary>
+                  <pre class="approval-args">{text}</pre>
+                </details>
+              ) : (
+                <pre class="approval-args">{text}</pre>
+              )}
+            </dd>
+          </div>
+        );
+      })}
+    </dl>
+  );
+}
 
 export function ApprovalCard({ store, request, child }: { store: Store; request: ExecApprovalRequestMsg; child?: string }) {
   const [sent, setSent] = useState<string | null>(null);
@@ -31,7 +71,7 @@ export function ApprovalCard({ store, request, child }: { store: Store; request:
         <strong>Approval needed</strong> — {child ? <>a subagent (session <a href={`#session=${encodeURIComponent(child)}`}>{child}</a>)</> : 'the agent'} wants
         to run <code>{request.tool}</code> in <code>{request.cwd}</code>
       </div>
-      <pre class="approval-args">{argsLine(request.arguments)}</pre>
+      <CallArguments args={request.arguments} />
       <div class="buttons">
         {BUTTONS.map((b) => (
           <button
