@@ -201,8 +201,7 @@ describe('batch size', () => {
     await w.next('turn_complete', 1, 20_000);
     const frames = (await h!.host.readAfter(id, 0, 10_000)).map((b) => b.frame);
     expect(frames.length).toBeGreaterThan(8);
-    const deltaOnly = h!.host
-      .readAfter(id, 0, 10_000)
+    const deltaOnly = (await h!.host.readAfter(id, 0, 10_000))
       .filter((b) => b.events.every((e) => e.msg.type === 'agent_message_delta'));
     expect(deltaOnly.length).toBeGreaterThan(5);
     for (const b of deltaOnly) expect(b.frame.length).toBeLessThan(300 * 1024);
