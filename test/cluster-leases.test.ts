@@ -1,13 +1,14 @@
 /**
- * Cluster mode's journal side on a real PostgreSQL (docs/cluster.md): the synchronous
- * bridge (PgSyncJournal, a worker thread), leases with fencing checked in the commit's
+ * Cluster mode's journal side on a real PostgreSQL (docs/cluster.md): the asynchronous
+ * journal (PgSessionJournal), leases with fencing checked in the commit's
  * transaction, heartbeats, takeover of expired leases, the kept token, commit hints over
  * LISTEN/NOTIFY and the supervised LISTEN connection. Several "nodes" are several
- * PgSyncJournals in this process, each with its own worker and pool.
+ * PgSessionJournals in this process, each with its own pool.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { HintListener } from '../src/journal/pg/listen.js';
-import { PgSyncJournal } from '../src/journal/pg/sync.js';
+import { PgSessionJournal } from '../src/journal/pg/journal.js';
+import type { BatchWrite } from '../src/journal/journal.js';
 import { JournalFencedError } from '../src/journal/store.js';
 import { parseConfig } from '../src/config/config.js';
 import { ConfigError } from '../src/errors.js';
@@ -28,11 +29,18 @@ afterEach(async () => {
   for (const o of open.splice(0)) await o.close();
 });
 
-function node(url: string, nodeId: string): PgSyncJournal {
-  const j = PgSyncJournal.open({ url, nodeId, applicationName: `agentd:${nodeId}` });
+async function node(url: string, nodeId: string): Promise<PgSessionJournal> {
+  const j = await PgSessionJournal.open({ url, nodeId, applicationName: `agentd:${nodeId}` });
   open.push(j);
-  j.register(`ws://127.0.0.1:1/${nodeId}`);
+  await j.register(`ws://127.0.0.1:1/${nodeId}`);
   return j;
+}
+
+/** One write alone through the journal's one commit path; rejects with its error. */
+async function commit(j: PgSessionJournal, w: BatchWrite) {
+  const [outcome] = await j.commitMany([w]);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.batches;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -61,93 +69,93 @@ describe('cluster config', () => {
 describe.skipIf(!havePostgres)('leases and fencing', () => {
   test('a commit needs the lease; a taken-over lease fences the old owner in the commit itself', async () => {
     const url = await server.createDatabase();
-    const a = node(url, 'a');
-    const b = node(url, 'b');
+    const a = await node(url, 'a');
+    const b = await node(url, 'b');
     // No lease: refused locally, nothing written.
-    expect(() => a.commit(write('s1', 0, [events('e1')], { createdAt: 1 }))).toThrow(JournalFencedError);
-    expect(a.loadSession('s1')).toBeNull();
+    await expect(commit(a, write('s1', 0, [events('e1')], { createdAt: 1 }))).rejects.toThrow(JournalFencedError);
+    expect((await a.loadSession('s1'))).toBeNull();
 
-    expect(a.claim('s1', 300)).toBe(true);
-    expect(b.claim('s1', 300)).toBe(false); // a's lease is live
-    a.commit(write('s1', 0, [events('e1')], { createdAt: 1 }));
-    expect(a.owner('s1')).toMatchObject({ nodeId: 'a', epoch: 1, live: true });
+    expect((await a.claim('s1', 300))).toBe(true);
+    expect((await b.claim('s1', 300))).toBe(false); // a's lease is live
+    await commit(a, write('s1', 0, [events('e1')], { createdAt: 1 }));
+    expect((await a.owner('s1'))).toMatchObject({ nodeId: 'a', epoch: 1, live: true });
 
     await sleep(400); // a stops heartbeating: its lease expires
-    expect(b.claim('s1', 3000)).toBe(true);
-    expect(b.owner('s1')).toMatchObject({ nodeId: 'b', epoch: 2, live: true });
+    expect((await b.claim('s1', 3000))).toBe(true);
+    expect((await b.owner('s1'))).toMatchObject({ nodeId: 'b', epoch: 2, live: true });
     // a still believes it holds epoch 1: the transaction's check refuses it, nothing is written.
-    expect(() => a.commit(write('s1', 1, [events('stale')]))).toThrow(JournalFencedError);
-    expect(a.loadSession('s1')?.headSequence).toBe(1);
-    const outcomes = a.commitMany([write('s1', 1, [events('stale')])]);
+    await expect(commit(a, write('s1', 1, [events('stale')]))).rejects.toThrow(JournalFencedError);
+    expect((await a.loadSession('s1'))?.headSequence).toBe(1);
+    const outcomes = (await a.commitMany([write('s1', 1, [events('stale')])]));
     expect(outcomes[0]).toMatchObject({ ok: false });
     expect((outcomes[0] as { error: Error }).error).toBeInstanceOf(JournalFencedError);
     // The new owner writes on.
-    const [batch] = b.commit(write('s1', 1, [events('e2')]));
+    const [batch] = await commit(b, write('s1', 1, [events('e2')]));
     expect(batch!.sequence).toBe(2);
-    expect(b.readAfter('s1', 0, 10).map((x) => x.events[0]!.msg)).toEqual([{ type: 'agent_message_delta', delta: 'e1' }, { type: 'agent_message_delta', delta: 'e2' }]);
+    expect((await b.readAfter('s1', 0, 10)).map((x) => x.events[0]!.msg)).toEqual([{ type: 'agent_message_delta', delta: 'e1' }, { type: 'agent_message_delta', delta: 'e2' }]);
 
     // The heartbeat tells a which leases it lost.
-    expect(a.heartbeat(3000)).toEqual(['s1']);
+    expect((await a.heartbeat(3000))).toEqual(['s1']);
     expect(a.holds('s1')).toBe(false);
   });
 
   test('heartbeats renew; a lost lease is reported once; a restarted node holds nothing and its old epoch stays fenced', async () => {
     const url = await server.createDatabase();
-    const a = node(url, 'a');
-    const b = node(url, 'b');
-    expect(a.claim('s1', 400)).toBe(true);
-    expect(a.claim('s2', 400)).toBe(true);
-    a.commit(write('s1', 0, [events('x')], { createdAt: 1 }));
+    const a = await node(url, 'a');
+    const b = await node(url, 'b');
+    expect((await a.claim('s1', 400))).toBe(true);
+    expect((await a.claim('s2', 400))).toBe(true);
+    await commit(a, write('s1', 0, [events('x')], { createdAt: 1 }));
     for (let i = 0; i < 4; i++) {
       await sleep(150);
-      expect(a.heartbeat(400)).toEqual([]); // renewed: still held
+      expect((await a.heartbeat(400))).toEqual([]); // renewed: still held
     }
-    expect(b.claim('s1', 400)).toBe(false);
+    expect((await b.claim('s1', 400))).toBe(false);
     await sleep(500); // silent past the lease
-    expect(b.claim('s1', 3000)).toBe(true);
-    expect(a.heartbeat(400).sort()).toEqual(['s1', 's2']); // s2 expired too (not renewed in time)
-    expect(a.heartbeat(400)).toEqual([]); // reported once
+    expect((await b.claim('s1', 3000))).toBe(true);
+    expect((await a.heartbeat(400)).sort()).toEqual(['s1', 's2']); // s2 expired too (not renewed in time)
+    expect((await a.heartbeat(400))).toEqual([]); // reported once
     expect(a.holds('s1')).toBe(false);
 
     // b restarts under the same id: its leases expire at once, and the next claim bumps the epoch.
-    const epochBefore = b.owner('s1')!.epoch;
-    b.register('ws://127.0.0.1:1/b');
-    expect(b.owner('s1')).toMatchObject({ live: false });
+    const epochBefore = (await b.owner('s1'))!.epoch;
+    (await b.register('ws://127.0.0.1:1/b'));
+    expect((await b.owner('s1'))).toMatchObject({ live: false });
     expect(b.holds('s1')).toBe(false);
-    expect(a.claim('s1', 3000)).toBe(true);
-    expect(a.owner('s1')!.epoch).toBe(epochBefore + 1);
+    expect((await a.claim('s1', 3000))).toBe(true);
+    expect((await a.owner('s1'))!.epoch).toBe(epochBefore + 1);
   });
 
   test('a lease the node forgot (it could not hand it back) is not renewed by its heartbeats: it expires', async () => {
     const url = await server.createDatabase();
-    const a = node(url, 'a');
-    const b = node(url, 'b');
-    expect(a.claim('s1', 300)).toBe(true);
-    expect(a.claim('s2', 300)).toBe(true);
+    const a = await node(url, 'a');
+    const b = await node(url, 'b');
+    expect((await a.claim('s1', 300))).toBe(true);
+    expect((await a.claim('s2', 300))).toBe(true);
     a.forget('s1');
     for (let i = 0; i < 4; i++) {
       await sleep(120);
-      a.heartbeat(300);
+      (await a.heartbeat(300));
     }
-    expect(b.claim('s2', 300)).toBe(false); // renewed
-    expect(b.claim('s1', 300)).toBe(true); // expired
+    expect((await b.claim('s2', 300))).toBe(false); // renewed
+    expect((await b.claim('s1', 300))).toBe(true); // expired
   });
 
   test('orphans are unfinished sessions nobody holds; a stopping node hands back everything and shows as stopped', async () => {
     const url = await server.createDatabase();
-    const a = node(url, 'a');
-    const b = node(url, 'b');
-    expect(a.claim('u1', 3000)).toBe(true);
-    expect(a.claim('f1', 3000)).toBe(true);
-    a.commit(write('u1', 0, [events('x')], { createdAt: 1, unfinished: true }));
-    a.commit(write('f1', 0, [events('x')], { createdAt: 2, unfinished: false }));
-    expect(b.orphans(3000).sessions).toEqual([]); // held by a live node
-    a.release([], true);
+    const a = await node(url, 'a');
+    const b = await node(url, 'b');
+    expect((await a.claim('u1', 3000))).toBe(true);
+    expect((await a.claim('f1', 3000))).toBe(true);
+    await commit(a, write('u1', 0, [events('x')], { createdAt: 1, unfinished: true }));
+    await commit(a, write('f1', 0, [events('x')], { createdAt: 2, unfinished: false }));
+    expect((await b.orphans(3000)).sessions).toEqual([]); // held by a live node
+    (await a.release([], true));
     expect(a.leaseCount).toBe(0);
-    const found = b.orphans(3000);
+    const found = (await b.orphans(3000));
     expect(found.sessions).toEqual(['u1']); // f1 has no unfinished work: taken on its next use
     expect(found.liveNodes).toEqual(['b']);
-    const status = b.status(3000);
+    const status = (await b.status(3000));
     expect(status.map((n) => [n.node_id, n.stopped, n.alive, n.sessions_owned])).toEqual([
       ['a', true, false, 0],
       ['b', false, true, 0],
@@ -156,17 +164,17 @@ describe.skipIf(!havePostgres)('leases and fencing', () => {
 
   test('the client token is generated once and kept for every node', async () => {
     const url = await server.createDatabase();
-    const a = node(url, 'a');
-    const b = node(url, 'b');
-    const t = a.token();
+    const a = await node(url, 'a');
+    const b = await node(url, 'b');
+    const t = (await a.token());
     expect(t).toMatch(/^[A-Za-z0-9_-]{20,}$/);
-    expect(b.token()).toBe(t);
-    expect(b.token('another')).toBe(t);
+    expect((await b.token())).toBe(t);
+    expect((await b.token('another'))).toBe(t);
   });
 
   test('a commit hints listeners with its session and last sequence; the LISTEN connection comes back after being terminated and catches up', async () => {
     const url = await server.createDatabase();
-    const a = node(url, 'a');
+    const a = await node(url, 'a');
     const hints: string[] = [];
     let connected = 0;
     const listener = new HintListener({
@@ -179,17 +187,17 @@ describe.skipIf(!havePostgres)('leases and fencing', () => {
     open.push(listener);
     listener.start();
     await waitUntilAsync(async () => connected === 1, 'listening');
-    expect(a.claim('s1', 3000)).toBe(true);
-    a.commit(write('s1', 0, [events('1'), events('2')], { createdAt: 1 }));
-    a.commit(write('s1', 2, [])); // a checkpoint alone: no hint
+    expect((await a.claim('s1', 3000))).toBe(true);
+    await commit(a, write('s1', 0, [events('1'), events('2')], { createdAt: 1 }));
+    await commit(a, write('s1', 2, [])); // a checkpoint alone: no hint
     await waitUntilAsync(async () => hints.length >= 1, 'a hint');
     expect(hints).toEqual(['s1@2']);
 
     const killed = server.terminateSync(new URL(url).pathname.slice(1), 'agentd:test-listen');
     expect(killed).toBe(1);
     await waitUntilAsync(async () => connected === 2, 'listening again');
-    a.commit(write('s1', 2, [events('3')]));
-    a.release(['s1']);
+    await commit(a, write('s1', 2, [events('3')]));
+    (await a.release(['s1']));
     await waitUntilAsync(async () => hints.length >= 3, 'hints after the reconnect');
     expect(hints.slice(1)).toEqual(['s1@3', 'leases:a']);
   });

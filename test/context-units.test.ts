@@ -125,9 +125,9 @@ describe('configuration', () => {
 
 describe('checkpoints written before context accounting', () => {
   test('hydrate with no system prompt of their own and an estimate rebuilt from the transcript', async () => {
-    const h = openTestHost({ approval_policy: 'auto' });
+    const h = await openTestHost({ approval_policy: 'auto' });
     const d = await h.host.create({ cwd: h.dir });
-    const s = h.host.open(d.session_id)!;
+    const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
     s.submit(msg('an old conversation'));
     await w.next('turn_complete');
@@ -141,8 +141,8 @@ describe('checkpoints written before context accounting', () => {
     delete old.system_prompt;
     db.prepare('UPDATE sessions SET checkpoint = ? WHERE session_id = ?').run(JSON.stringify(old), d.session_id);
     db.close();
-    const host = h.reopen();
-    const again = host.open(d.session_id)!;
+    const host = await h.reopen();
+    const again = (await host.open(d.session_id))!;
     expect(again.state.system_prompt).toBeNull();
     expect(again.state.context.items).toBe(2);
     const items = host.journal.loadTranscript(d.session_id).map((t) => JSON.parse(t) as TranscriptItem);

@@ -44,7 +44,6 @@ const PACKAGE_HOME: Record<string, string> = {
   react: 'tui',
   'better-sqlite3': 'journal',
   pg: 'journal',
-  synckit: 'journal',
   '@agentclientprotocol/sdk': 'acp',
   'prom-client': 'telemetry',
   '@opentelemetry/api': 'telemetry',

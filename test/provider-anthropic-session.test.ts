@@ -49,12 +49,12 @@ describe('anthropic route in a session', () => {
   test('a thinking, tool-using turn completes; usage counted; the key is never journaled', async () => {
     fake = await startFakeAnthropic();
     process.env.FAKE_ANTHROPIC_KEY = 'sk-ant-session-secret';
-    h = openHost({
+    h = await openHost({
       approval_policy: 'auto',
       models: { routes: { claude: { ...route, base_url: fake.baseURL, reasoning_efforts: ['low', 'high'] } } },
     });
     const d = await h.host.create({ cwd: h.dir });
-    const s = h.host.open(d.session_id)!;
+    const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
     s.submit(op({ type: 'set_model', route: 'claude', reasoning_effort: 'high' }));
     writeFileSync(join(h.dir, 'notes.txt'), 'the secret word is teal');
@@ -76,7 +76,7 @@ describe('anthropic route in a session', () => {
     expect(first!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
     expect(first!.headers.authorization).toBe('Bearer sk-ant-session-secret');
     expect(second!.body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'the secret word is teal' });
-    const journal = h.host.readAfter(s.id, 0, 1000).map((b) => b.frame).join('');
+    const journal = (await h.host.readAfter(s.id, 0, 1000)).map((b) => b.frame).join('');
     expect(journal).not.toContain('sk-ant-session-secret');
   });
 });

@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 async function start(limits: object = {}) {
-  h = openHost({
+  h = await openHost({
     approval_policy: 'auto',
     models: {
       default: 'scripted',
@@ -33,7 +33,7 @@ async function start(limits: object = {}) {
     limits,
   });
   const d = await h.host.create({ cwd: h.dir });
-  const s = h.host.open(d.session_id)!;
+  const s = (await h.host.open(d.session_id))!;
   s.submit(op({ type: 'set_model', route: 'gpt' }));
   return { s, w: new Watcher(s), id: d.session_id };
 }
@@ -65,7 +65,7 @@ describe('openai route in a session', () => {
     expect(second.body.messages).toContainEqual(expect.objectContaining({ role: 'tool', tool_call_id: 'call_a', content: 'the secret word is teal' }));
     expect(second.body.tools.map((t: { function: { name: string } }) => t.function.name).sort()).toEqual(['delegate', 'edit_file', 'glob', 'grep', 'list_dir', 'read_file', 'shell', 'write_file']);
     // The key is never journaled.
-    const journal = h.host.readAfter(s.id, 0, 1000).map((b) => b.frame).join('');
+    const journal = (await h.host.readAfter(s.id, 0, 1000)).map((b) => b.frame).join('');
     expect(journal).not.toContain('sk-test-secret');
   });
 

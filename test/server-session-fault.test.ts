@@ -25,7 +25,7 @@ afterEach(async () => {
 
 test('attached clients learn that a faulted session stopped, and re-attaching resumes it', async () => {
   dir = tempDir();
-  host = SessionHost.open({ dataDir: dir, config: parseConfig({ approval_policy: 'auto' }) });
+  host = await SessionHost.open({ dataDir: dir, config: parseConfig({ approval_policy: 'auto' }) });
   server = await startServer({ sessions: host, host: '127.0.0.1', port: 0, token: null, serverName: 'agentd/test', logger: pino({ level: 'silent' }) });
   client = await connect({ wsUrl: `${server.url}/v1`, token: null });
   const s = (await client.createSession({ cwd: dir })).session_id as string;

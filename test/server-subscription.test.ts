@@ -41,9 +41,9 @@ afterEach(async () => {
 });
 
 async function sessionWithTurns(turns: number): Promise<{ session: Session; watcher: Watcher }> {
-  h = openHost({ approval_policy: 'auto' });
+  h = await openHost({ approval_policy: 'auto' });
   const id = (await h.host.create({})).session_id;
-  const session = h.host.open(id)!;
+  const session = (await h.host.open(id))!;
   const watcher = new Watcher(session);
   for (let i = 0; i < turns; i++) await runTurn(session, watcher, `turn ${i}`);
   return { session, watcher };
@@ -61,7 +61,7 @@ describe('ClientSubscription', () => {
     const head = session.headSequence();
     const out = new RecordingOutlet(1 << 30);
     const sub = new ClientSubscription(h!.host, session, 2, out, { pageSize: 3 });
-    expect(sub.pump()).toBe('live');
+    expect(await sub.pump()).toBe('live');
     expect(out.sequences).toEqual(range(3, head));
     expect(sub.isLive).toBe(true);
     await runTurn(session, watcher, 'live one');
@@ -75,7 +75,7 @@ describe('ClientSubscription', () => {
     const out = new RecordingOutlet(10_000);
     let fallbacks = 0;
     const sub = new ClientSubscription(h!.host, session, 0, out, { pageSize: 64, onFallBehind: () => fallbacks++ });
-    expect(sub.pump()).toBe('live');
+    expect(await sub.pump()).toBe('live');
     out.bufferedAmount = out.highWaterMark; // the client stopped reading
     await runTurn(session, watcher, 'while full');
     await runTurn(session, watcher, 'still full');
@@ -86,7 +86,7 @@ describe('ClientSubscription', () => {
     expect(out.sequences.at(-1)!).toBeLessThan(head);
 
     out.bufferedAmount = 0; // drained
-    expect(sub.pump()).toBe('live');
+    expect(await sub.pump()).toBe('live');
     expect(out.sequences).toEqual(range(1, head));
     await runTurn(session, watcher, 'live again');
     expect(out.sequences).toEqual(range(1, session.headSequence()));
@@ -101,7 +101,7 @@ describe('ClientSubscription', () => {
     let pumps = 0;
     for (;;) {
       pumps++;
-      const result = sub.pump();
+      const result = await sub.pump();
       out.bufferedAmount = 0;
       if (result === 'live') break;
       expect(result).toBe('blocked');
@@ -115,7 +115,7 @@ describe('ClientSubscription', () => {
     const { session, watcher } = await sessionWithTurns(1);
     const out = new RecordingOutlet(1 << 30);
     const sub = new ClientSubscription(h!.host, session, 0, out, { pageSize: 8 });
-    sub.pump();
+    await sub.pump();
     const count = out.written.length;
     sub.close();
     await runTurn(session, watcher, 'after close');
@@ -124,7 +124,7 @@ describe('ClientSubscription', () => {
     const closedOut = new RecordingOutlet(1 << 30);
     closedOut.isOpen = false;
     const other = new ClientSubscription(h!.host, session, 0, closedOut, { pageSize: 8 });
-    expect(other.pump()).toBe('closed');
+    expect(await other.pump()).toBe('closed');
     expect(closedOut.written).toEqual([]);
     other.close();
   });
@@ -143,7 +143,7 @@ describe('ClientSubscription', () => {
     } as unknown as typeof host;
     const out = new RecordingOutlet(1 << 30);
     const sub = new ClientSubscription(counting, session, 0, out, { pageSize: 4, pageBytes: 100_000 });
-    expect(sub.pump()).toBe('live');
+    expect(await sub.pump()).toBe('live');
     expect(reads[0]).toBe(4);
     expect(Math.min(...reads)).toBeLessThan(4);
     expect(out.sequences).toEqual(range(1, session.headSequence()));

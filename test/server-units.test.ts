@@ -182,10 +182,10 @@ describe('pages', () => {
 
 describe('readHistory', () => {
   it('reads only about one frame of batches, newest first, whatever the limit', async () => {
-    const h = openHost({ approval_policy: 'auto' });
+    const h = await openHost({ approval_policy: 'auto' });
     try {
       const id = (await h.host.create({})).session_id;
-      const session = h.host.open(id)!;
+      const session = (await h.host.open(id))!;
       const w = new Watcher(session);
       for (let i = 0; i < 4; i++) {
         session.submit(msg('q'.repeat(50_000)));
@@ -194,23 +194,23 @@ describe('readHistory', () => {
       const head = session.headSequence();
       let read = 0;
       const counting = {
-        readBefore: (sid: string, before: number, limit: number) => {
-          const page = h.host.readBefore(sid, before, limit);
+        readBefore: async (sid: string, before: number, limit: number) => {
+          const page = (await h.host.readBefore(sid, before, limit));
           read += page.length;
           return page;
         },
       };
-      const all = readHistory(counting, id, head + 1, 1000, 1 << 30);
+      const all = await readHistory(counting, id, head + 1, 1000, 1 << 30);
       expect(all.map((b) => b.sequence)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
       read = 0;
-      const some = readHistory(counting, id, head + 1, 1000, 120_000);
+      const some = await readHistory(counting, id, head + 1, 1000, 120_000);
       const bytes = some.reduce((n, b) => n + Buffer.byteLength(b.frame), 0);
       expect(bytes).toBeGreaterThan(120_000); // enough to fill the page…
       expect(read).toBeLessThan(head); // …without reading the whole journal
       expect(some.at(-1)!.sequence).toBe(head);
       expect(some.map((b) => b.sequence)).toEqual(Array.from({ length: some.length }, (_, i) => head - some.length + 1 + i));
-      expect(readHistory(counting, id, 3, 1000).map((b) => b.sequence)).toEqual([1, 2]);
-      expect(readHistory(counting, id, head + 1, 2).map((b) => b.sequence)).toEqual([head - 1, head]);
+      expect((await readHistory(counting, id, 3, 1000)).map((b) => b.sequence)).toEqual([1, 2]);
+      expect((await readHistory(counting, id, head + 1, 2)).map((b) => b.sequence)).toEqual([head - 1, head]);
     } finally {
       await disposeHarness(h);
     }

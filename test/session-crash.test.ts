@@ -37,9 +37,9 @@ function deep(levels: number): Record<string, unknown> {
 
 test('tool arguments nested 5000 levels deep: an error result to the model, no approval request, the turn goes on', async () => {
   const model = toolThenText(() => ({ command: 'echo hi', nested: deep(5000) }));
-  h = openTestHost({ approval_policy: 'ask' }, { modelClient: () => model });
+  h = await openTestHost({ approval_policy: 'ask' }, { modelClient: () => model });
   const id = (await h.host.create({ cwd: h.dir })).session_id;
-  const s = h.host.open(id)!;
+  const s = (await h.host.open(id))!;
   const w = new Watcher(s);
   s.submit(msg('call deep'));
   const done = await w.next('turn_complete');
@@ -58,8 +58,8 @@ test('tool arguments nested 5000 levels deep: an error result to the model, no a
 
 test('tool arguments over 1 MiB are refused the same way', async () => {
   const model = toolThenText(() => ({ command: 'x'.repeat(1024 * 1024 + 10) }));
-  h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
-  const s = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  h = await openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
+  const s = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
   const w = new Watcher(s);
   s.submit(msg('call big'));
   await w.next('turn_complete');
@@ -78,9 +78,9 @@ test('an exception inside the actor fails the open turn "internal", stops the se
         }
       : { command: 'echo fine' },
   );
-  h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
+  h = await openTestHost({ approval_policy: 'auto' }, { modelClient: () => model });
   const id = (await h.host.create({ cwd: h.dir })).session_id;
-  const s = h.host.open(id)!;
+  const s = (await h.host.open(id))!;
   const w = new Watcher(s);
   const stopped: string[] = [];
   s.onStopped((reason) => stopped.push(reason));
@@ -92,10 +92,10 @@ test('an exception inside the actor fails the open turn "internal", stops the se
   expect(s.submit(msg('lost?'))).toMatchObject({ ok: false, code: 'stopped' });
   // The host fails the open turn from the last checkpoint, at once.
   const deadline = Date.now() + 5000;
-  let events = h.host.readAfter(id, 0, 1000).flatMap((b) => b.events);
+  let events = (await h.host.readAfter(id, 0, 1000)).flatMap((b) => b.events);
   while (!events.some((e) => e.msg.type === 'turn_failed') && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20));
-    events = h.host.readAfter(id, 0, 1000).flatMap((b) => b.events);
+    events = (await h.host.readAfter(id, 0, 1000)).flatMap((b) => b.events);
   }
   const failed = events.find((e) => e.msg.type === 'turn_failed')!;
   expect(failed.msg).toMatchObject({ error: { code: 'internal', message: expect.stringMatching(/boom in the chart/) } });
@@ -103,16 +103,16 @@ test('an exception inside the actor fails the open turn "internal", stops the se
   expect(terminalCount(events)).toBe(1);
   // Re-attaching: a healthy session, also after a restart.
   crash = false;
-  const again = h.host.open(id)!;
+  const again = (await h.host.open(id))!;
   expect(again).not.toBe(s);
   expect(again.descriptor()).toMatchObject({ status: 'idle', active_turn_id: null });
   const aw = new Watcher(again);
   again.submit(msg('call ok'));
   expect((await aw.next('turn_complete')).tool_calls).toBe(1);
   await h.close();
-  const host = h.reopen();
-  const third = host.open(id)!;
+  const host = await h.reopen();
+  const third = (await host.open(id))!;
   expect(third.descriptor().status).toBe('idle');
-  const all = host.readAfter(id, 0, 1000).flatMap((b) => b.events);
+  const all = (await host.readAfter(id, 0, 1000)).flatMap((b) => b.events);
   expect(terminalCount(all)).toBe(all.filter((e) => e.msg.type === 'turn_started').length);
 });

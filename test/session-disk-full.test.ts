@@ -12,9 +12,9 @@ import { msg, openTestHost, terminalCount, Watcher, type Harness } from './helpe
 let h: Harness | undefined;
 
 async function startWithTool(command: string) {
-  h = openTestHost({ approval_policy: 'auto' });
+  h = await openTestHost({ approval_policy: 'auto' });
   const id = (await h.host.create({ cwd: h.dir })).session_id;
-  const s = h.host.open(id)!;
+  const s = (await h.host.open(id))!;
   const w = new Watcher(s);
   const stopped: string[] = [];
   s.onStopped((reason) => stopped.push(reason));
@@ -26,7 +26,7 @@ async function startWithTool(command: string) {
   return { id, s, w, stopped, db: h.host.journal.withDatabase((d) => d) };
 }
 
-const events = (id: string) => h!.host.readAfter(id, 0, 10_000).flatMap((b) => b.events);
+const events = async (id: string) => (await h!.host.readAfter(id, 0, 10_000)).flatMap((b) => b.events);
 
 test('SQLITE_FULL on a running tool call: the turn fails journal_write_failed once a commit succeeds, truthfully', async () => {
   // The command prints 600 KB after a pause: its output cannot be journaled.
@@ -41,7 +41,7 @@ test('SQLITE_FULL on a running tool call: the turn fails journal_write_failed on
   // The command did run: its outcome is unknown, it is not "not run".
   expect(end.output).toMatch(/while this tool call was running; its outcome is unknown/);
   db.pragma('max_page_count = 1073741823');
-  expect(terminalCount(events(id))).toBe(2);
+  expect(terminalCount(await events(id))).toBe(2);
 });
 
 test('no commit succeeds: the session pauses saying why; re-attaching resumes the turn naming the journal failure', async () => {
@@ -54,10 +54,10 @@ test('no commit succeeds: the session pauses saying why; re-attaching resumes th
   expect(stopped[0]).toMatch(/paused: the journal cannot commit \(.*disk is full\)/);
   expect(h!.host.isResident(id)).toBe(false);
   db.exec('DROP TRIGGER full_disk');
-  const again = h!.host.open(id)!;
+  const again = (await h!.host.open(id))!;
   const aw = new Watcher(again);
   await aw.until((ev) => terminalCount(ev) === 1, 10_000, 'the turn ends');
-  const all = events(id);
+  const all = await events(id);
   const ends = all.filter((e) => e.msg.type === 'tool_call_end').map((e) => (e.msg as { output: string }).output);
   expect(ends.some((o) => /restarted/.test(o))).toBe(false);
   expect(ends.at(-1)).toMatch(/session paused while this tool call was running \(.*disk is full\)/);

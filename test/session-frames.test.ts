@@ -23,13 +23,13 @@ function bigReply(size: number, delta: number, char = 'é'): ModelClient {
 
 test('a 5 MiB reply: every batch frame stays within 4 MiB, the full agent_message is cut and marked truncated', async () => {
   // 2.6 M two-byte characters: 5.2 MB of UTF-8, in large deltas.
-  h = openTestHost({ approval_policy: 'auto' }, { modelClient: () => bigReply(2_600_000, 400_000) });
+  h = await openTestHost({ approval_policy: 'auto' }, { modelClient: () => bigReply(2_600_000, 400_000) });
   const id = (await h.host.create({ cwd: h.dir })).session_id;
-  const s = h.host.open(id)!;
+  const s = (await h.host.open(id))!;
   const w = new Watcher(s);
   s.submit(msg('talk a lot'));
   await w.next('turn_complete', 1, 20_000);
-  const stored = h.host.readAfter(id, 0, 10_000);
+  const stored = (await h.host.readAfter(id, 0, 10_000));
   expect(stored.map((b) => b.sequence)).toEqual(stored.map((_, i) => i + 1));
   for (const b of stored) expect(Buffer.byteLength(b.frame)).toBeLessThanOrEqual(LIMITS.frameMaxBytes);
   // The live stream is the journal, byte for byte.

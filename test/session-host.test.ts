@@ -12,14 +12,14 @@ afterEach(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('quiet sessions with no subscribers are evicted and hydrate again on open; busy or watched ones stay', async () => {
-  h = openHost({ approval_policy: 'auto', limits: { evict_idle_ms: 100 } });
+  h = await openHost({ approval_policy: 'auto', limits: { evict_idle_ms: 100 } });
   const a = await h.host.create({ cwd: h.dir });
   await sleep(300);
   expect(h.host.isResident(a.session_id)).toBe(false);
   expect(h.host.residentCount).toBe(0);
 
   // Hydrates lazily, with everything it had.
-  const s = h.host.open(a.session_id)!;
+  const s = (await h.host.open(a.session_id))!;
   expect(h.host.isResident(a.session_id)).toBe(true);
   const w = new Watcher(s);
   s.submit(msg('!sleep 400'));
@@ -32,39 +32,39 @@ test('quiet sessions with no subscribers are evicted and hydrate again on open; 
   expect(h.host.isResident(a.session_id)).toBe(true); // a subscriber is attached
 
   const b = await h.host.create({ cwd: h.dir });
-  const sb = h.host.open(b.session_id)!;
+  const sb = (await h.host.open(b.session_id))!;
   const wb = new Watcher(sb);
   sb.submit(msg('hi'));
   await wb.next('turn_complete');
   wb.unsubscribe();
   await sleep(300);
   expect(h.host.isResident(b.session_id)).toBe(false);
-  const again = h.host.open(b.session_id)!;
+  const again = (await h.host.open(b.session_id))!;
   expect(again.descriptor()).toMatchObject({ status: 'idle', head_sequence: sb.headSequence() });
 });
 
 test('list pages newest first', async () => {
-  h = openHost();
+  h = await openHost();
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push((await h.host.create({ cwd: h.dir })).session_id);
-  const first = h.host.list({ limit: 2 });
+  const first = (await h.host.list({ limit: 2 }));
   expect(first.sessions.map((s) => s.session_id)).toEqual([ids[4], ids[3]]);
-  const second = h.host.list({ limit: 2, before: first.next_before! });
+  const second = (await h.host.list({ limit: 2, before: first.next_before! }));
   expect(second.sessions.map((s) => s.session_id)).toEqual([ids[2], ids[1]]);
-  const last = h.host.list({ limit: 2, before: second.next_before! });
+  const last = (await h.host.list({ limit: 2, before: second.next_before! }));
   expect(last).toEqual({ sessions: [expect.objectContaining({ session_id: ids[0] })], next_before: null });
 });
 
 test('create refuses unknown routes and missing directories with typed errors', async () => {
-  h = openHost();
+  h = await openHost();
   await expect(h.host.create({ model_route: 'nope' })).rejects.toThrow(AgentdError);
   await expect(h.host.create({ cwd: '/definitely/not/here' })).rejects.toThrow(/not an existing directory/);
-  expect(h.host.open('s_unknown')).toBeNull();
+  expect((await h.host.open('s_unknown'))).toBeNull();
 });
 
 test('events of a turn carry the submission id of the message that started it', async () => {
-  h = openHost({ approval_policy: 'auto' });
-  const s = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  h = await openHost({ approval_policy: 'auto' });
+  const s = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
   const w = new Watcher(s);
   s.submit(msg('!sh echo hi', undefined, 'start-1'));
   await w.next('turn_complete');
@@ -74,9 +74,9 @@ test('events of a turn carry the submission id of the message that started it', 
 });
 
 test('a session whose recovery fails gets a clear error; the daemon and other sessions go on', async () => {
-  h = openHost({ approval_policy: 'auto' });
-  const broken = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
-  const fine = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  h = await openHost({ approval_policy: 'auto' });
+  const broken = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
+  const fine = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
   const bw = new Watcher(broken);
   const fw = new Watcher(fine);
   broken.submit(msg('!sleep 5000', undefined, 'long-b'));
@@ -90,30 +90,30 @@ test('a session whose recovery fails gets a clear error; the daemon and other se
   const db = new Database(`${h.dir}/agentd.db`);
   db.prepare('UPDATE sessions SET checkpoint = ? WHERE session_id = ?').run('{"not":"a checkpoint"', broken.id);
   db.close();
-  const host = h.reopen();
-  const events = host.readAfter(broken.id, 0, 1000).flatMap((b) => b.events);
+  const host = await h.reopen();
+  const events = (await host.readAfter(broken.id, 0, 1000)).flatMap((b) => b.events);
   const tail = events.slice(-2).map((e) => e.msg);
   expect(tail[0]).toMatchObject({ type: 'turn_failed', error: { code: 'recovery_failed' } });
   expect(events.at(-2)!.turn_id).toBe(turnId);
   expect(tail[1]).toMatchObject({ type: 'warning' });
   expect((tail[1] as { message: string }).message).toMatch(/session recovery failed/);
   // The other session was recovered and goes on.
-  const other = host.readAfter(fine.id, 0, 1000).flatMap((b) => b.events);
+  const other = (await host.readAfter(fine.id, 0, 1000)).flatMap((b) => b.events);
   expect(other.some((e) => e.msg.type === 'turn_resumed')).toBe(true);
   // Opening it says why; listing still shows the others.
-  expect(() => host.open(broken.id)).toThrow(/checkpoint is unreadable/);
-  expect(host.list({ limit: 10 }).sessions.map((d) => d.session_id)).toEqual([fine.id]);
+  await expect(host.open(broken.id)).rejects.toThrow(/checkpoint is unreadable/);
+  expect((await host.list({ limit: 10 })).sessions.map((d) => d.session_id)).toEqual([fine.id]);
   // A second start does not try again.
   await host.close();
-  const again = h.reopen();
-  expect(again.readAfter(broken.id, 0, 1000).flatMap((b) => b.events)).toHaveLength(events.length);
+  const again = await h.reopen();
+  expect((await again.readAfter(broken.id, 0, 1000)).flatMap((b) => b.events)).toHaveLength(events.length);
 });
 
 test("one session's slow model or running tool never blocks another", async () => {
-  h = openHost({ approval_policy: 'auto' });
-  const slowModel = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
-  const slowTool = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
-  const quick = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  h = await openHost({ approval_policy: 'auto' });
+  const slowModel = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
+  const slowTool = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
+  const quick = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
   const [wm, wt, wq] = [new Watcher(slowModel), new Watcher(slowTool), new Watcher(quick)];
   slowModel.submit(msg('!sleep 3000'));
   slowTool.submit(msg('!sh sleep 3'));
@@ -133,8 +133,8 @@ test("one session's slow model or running tool never blocks another", async () =
 });
 
 test('closing the host leaves no shell command running, even one that ignores TERM', async () => {
-  h = openHost({ approval_policy: 'auto' });
-  const s = h.host.open((await h.host.create({ cwd: h.dir })).session_id)!;
+  h = await openHost({ approval_policy: 'auto' });
+  const s = (await h.host.open((await h.host.create({ cwd: h.dir })).session_id))!;
   const w = new Watcher(s);
   s.submit(msg('!sh trap "" TERM; echo $$ > sh.pid; sleep 30 & wait'));
   await w.next('tool_call_begin');
@@ -155,7 +155,7 @@ test('closing the host leaves no shell command running, even one that ignores TE
   await sleep(50);
   expect(alive()).toBe(false);
   // The turn stays open in the journal, for recovery at the next start.
-  const host = h.reopen();
-  const events = host.readAfter(s.id, 0, 100).flatMap((b) => b.events);
+  const host = await h.reopen();
+  const events = (await host.readAfter(s.id, 0, 100)).flatMap((b) => b.events);
   expect(events.some((e) => e.msg.type === 'turn_resumed')).toBe(true);
 });

@@ -16,9 +16,9 @@ afterEach(async () => {
 });
 
 async function start(config: object = { approval_policy: 'auto' }) {
-  h = openHost(config);
+  h = await openHost(config);
   const d = await h.host.create({ cwd: h.dir });
-  const s = h.host.open(d.session_id)!;
+  const s = (await h.host.open(d.session_id))!;
   return { s, w: new Watcher(s), id: d.session_id };
 }
 
@@ -28,7 +28,7 @@ describe('journal', () => {
     for (let i = 0; i < 5; i++) s.submit(msg(`m${i} ${'x'.repeat(200)}`));
     s.submit(msg('!sh seq 1 200'));
     await w.next('turn_complete', 6);
-    const stored = h!.host.readAfter(id, 0, 10_000);
+    const stored = (await h!.host.readAfter(id, 0, 10_000));
     expect(stored.map((b) => b.sequence)).toEqual(stored.map((_, i) => i + 1));
     // The live stream (after the creation batch) is exactly what the journal holds.
     expect(w.batches.map((b) => b.frame)).toEqual(stored.slice(1).map((b) => b.frame));
@@ -44,9 +44,9 @@ describe('journal', () => {
     for (let i = 0; i < 3; i++) s.submit(msg(`m${i}`));
     await w.next('turn_complete', 3);
     const head = s.headSequence();
-    const page = h!.host.readBefore(id, head + 1, 2);
+    const page = (await h!.host.readBefore(id, head + 1, 2));
     expect(page.map((b) => b.sequence)).toEqual([head - 1, head]);
-    expect(h!.host.readBefore(id, 3, 100).map((b) => b.sequence)).toEqual([1, 2]);
+    expect((await h!.host.readBefore(id, 3, 100)).map((b) => b.sequence)).toEqual([1, 2]);
   });
 
   test('message admission is idempotent, also after reopening the database', async () => {
@@ -59,8 +59,8 @@ describe('journal', () => {
     expect(outcomes).toEqual(['accepted', 'already_accepted']);
     const head = s.headSequence();
     await h!.close();
-    const host = h!.reopen();
-    const again = host.open(id)!;
+    const host = await h!.reopen();
+    const again = (await host.open(id))!;
     const later: string[] = [];
     again.submit(msg('once', undefined, 'dup-1'), (o) => later.push(o));
     await new Promise((r) => setTimeout(r, 50));
@@ -118,7 +118,7 @@ describe('commit failures', () => {
     h!.host.journal.withDatabase((d) => d).exec('DROP TRIGGER fail_reply');
     s.submit(msg('after'));
     expect((await w.next('turn_complete', 2)).last_message).toBe('echo: after');
-    const stored = h!.host.readAfter(id, 0, 1000);
+    const stored = (await h!.host.readAfter(id, 0, 1000));
     expect(stored.map((b) => b.sequence)).toEqual(stored.map((_, i) => i + 1));
     const events = stored.flatMap((b) => b.events);
     expect(events.filter((e) => e.msg.type === 'agent_message').map((e) => (e.msg as { text: string }).text)).toEqual([
@@ -145,17 +145,17 @@ describe('commit failures', () => {
     expect(s.submit(msg('x')).ok).toBe(false);
     expect(h!.host.isResident(id)).toBe(false);
     // The daemon goes on: reads work, other sessions answer.
-    expect(h!.host.list({ limit: 10 }).sessions).toHaveLength(2);
+    expect((await h!.host.list({ limit: 10 })).sessions).toHaveLength(2);
     h!.host.journal.withDatabase((d) => d).pragma('query_only = OFF');
-    const o = h!.host.open(other.session_id)!;
+    const o = (await h!.host.open(other.session_id))!;
     const ow = new Watcher(o);
     o.submit(msg('still here'));
     expect((await ow.next('turn_complete')).last_message).toBe('echo: still here');
     // The stopped session hydrates again and its open turn is recovered.
-    const again = h!.host.open(id)!;
+    const again = (await h!.host.open(id))!;
     const aw = new Watcher(again);
     await aw.next('turn_complete');
-    const all = h!.host.readAfter(id, 0, 1000).flatMap((b) => b.events);
+    const all = (await h!.host.readAfter(id, 0, 1000)).flatMap((b) => b.events);
     expect(all.filter((e) => e.msg.type === 'turn_resumed')).toHaveLength(1);
     expect(all.some((e) => e.submission_id === 'ro-1')).toBe(false);
     expect(terminalCount(all)).toBe(1);
@@ -182,13 +182,13 @@ describe('a full disk', () => {
     expect(rejected[0]).toMatch(/full/i);
     expect(s.headSequence()).toBe(headBefore);
     expect(s.descriptor()).toMatchObject({ status: 'idle', active_turn_id: null });
-    expect(h!.host.readAfter(id, 0, 10_000).flatMap((b) => b.events).some((e) => e.submission_id === 'big-1')).toBe(false);
+    expect((await h!.host.readAfter(id, 0, 10_000)).flatMap((b) => b.events).some((e) => e.submission_id === 'big-1')).toBe(false);
     // Room again: the same message, retried, is admitted once and answered.
     db.pragma('max_page_count = 1073741823');
     s.submit(msg('y'.repeat(200 * 1024), undefined, 'big-1'), (o) => admitted.push(o));
     await w.next('turn_complete', 2, 20_000);
     expect(admitted).toEqual(['accepted']);
-    const all = h!.host.readAfter(id, 0, 10_000);
+    const all = (await h!.host.readAfter(id, 0, 10_000));
     expect(all.map((b) => b.sequence)).toEqual(all.map((_, i) => i + 1));
   });
 });
@@ -199,10 +199,9 @@ describe('batch size', () => {
     const text = 'x'.repeat(300 * 1024);
     s.submit(msg(text));
     await w.next('turn_complete', 1, 20_000);
-    const frames = h!.host.readAfter(id, 0, 10_000).map((b) => b.frame);
+    const frames = (await h!.host.readAfter(id, 0, 10_000)).map((b) => b.frame);
     expect(frames.length).toBeGreaterThan(8);
-    const deltaOnly = h!.host
-      .readAfter(id, 0, 10_000)
+    const deltaOnly = (await h!.host.readAfter(id, 0, 10_000))
       .filter((b) => b.events.every((e) => e.msg.type === 'agent_message_delta'));
     expect(deltaOnly.length).toBeGreaterThan(5);
     for (const b of deltaOnly) expect(b.frame.length).toBeLessThan(300 * 1024);

@@ -12,7 +12,7 @@ const CONFIG = {
 
 let h: Harness;
 beforeEach(() => {
-  h = openHost(CONFIG);
+  h = await openHost(CONFIG);
 });
 afterEach(async () => {
   await h.close();
@@ -21,7 +21,7 @@ afterEach(async () => {
 
 async function newSession(config = {}) {
   const d = await h.host.create(config);
-  const s = h.host.open(d.session_id)!;
+  const s = (await h.host.open(d.session_id))!;
   return { s, w: new Watcher(s), id: d.session_id };
 }
 
@@ -159,7 +159,7 @@ describe('running session', () => {
     await h.close();
     cleanup(h.dir);
     const { scriptedModel } = await import('../src/model/scripted.js');
-    h = openHost(CONFIG, {
+    h = await openHost(CONFIG, {
       modelClient: (route) => ({
         stream: (req) => {
           routes.push(req.route.route);

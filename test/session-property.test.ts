@@ -114,10 +114,10 @@ function checkInvariants(events: Event[], model: Model, real: Real, sequences: n
 test('random op interleavings keep the journal and turn invariants', async () => {
   await fc.assert(
     fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), async (cmds) => {
-      const h = openHost({ approval_policy: 'auto', models: { routes: { alt: { provider: 'scripted' } } }, limits: { inbox_capacity: 8 } });
+      const h = await openHost({ approval_policy: 'auto', models: { routes: { alt: { provider: 'scripted' } } }, limits: { inbox_capacity: 8 } });
       try {
         const d = await h.host.create({ cwd: h.dir });
-        const s = h.host.open(d.session_id)!;
+        const s = (await h.host.open(d.session_id))!;
         const real: Real = { s, w: new Watcher(s), outcomes: new Map(), n: 0 };
         const model: Model = { sent: [], accepted: [], duplicates: 0 };
         await fc.asyncModelRun(() => ({ model, real }), cmds);
@@ -126,7 +126,7 @@ test('random op interleavings keep the journal and turn invariants', async () =>
         while (!s.isQuiet && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => setTimeout(r, 20));
         expect(s.isQuiet).toBe(true);
-        const batches = h.host.readAfter(d.session_id, 0, 100_000);
+        const batches = (await h.host.readAfter(d.session_id, 0, 100_000));
         checkInvariants(batches.flatMap((b) => b.events), model, real, batches.map((b) => b.sequence));
       } finally {
         await h.close();

@@ -28,9 +28,9 @@ async function queueMessages(s: Session, n: number, burst: number, text: (i: num
 
 /** A session whose turn waits for approval of a shell call. */
 async function awaitingApproval(config: object) {
-  h = openTestHost({ approval_policy: 'ask', ...config });
+  h = await openTestHost({ approval_policy: 'ask', ...config });
   const id = (await h.host.create({ cwd: h.dir })).session_id;
-  const s = h.host.open(id)!;
+  const s = (await h.host.open(id))!;
   const w = new Watcher(s);
   s.submit(msg('!sh echo first'));
   const req = await w.next('exec_approval_request');
@@ -55,8 +55,8 @@ test('a turn waiting for approval with more queued turns than the inbox holds ca
 
   // After a restart the same: the queue is in the checkpoint, not in the inbox.
   await h!.close();
-  h!.reopen();
-  s = h!.host.open(id)!;
+  await h!.reopen();
+  s = (await h!.host.open(id))!;
   w = new Watcher(s);
   const pending = s.descriptor();
   expect(pending).toMatchObject({ status: 'awaiting_approval', queued_turns: 39 });
@@ -92,6 +92,6 @@ test('the queue is bounded by limits.max_queued_turns: busy "queue full" at enqu
   expect(s.submit(msg('steer me', 'steer')).ok).toBe(true);
   expect(s.submit(op({ type: 'exec_approval', id: req.approval_id, decision: 'approve' })).ok).toBe(true);
   await w.next('turn_complete', 4, 10_000);
-  const events = h.host.readAfter(id, 0, 1000).flatMap((b) => b.events);
+  const events = (await h.host.readAfter(id, 0, 1000)).flatMap((b) => b.events);
   expect(events.some((e) => e.submission_id === 'q-3' || e.submission_id === 'q-4')).toBe(false);
 });

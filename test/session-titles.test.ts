@@ -23,26 +23,26 @@ describe('titleFromMessage', () => {
 
 describe('session titles', () => {
   test('an untitled session takes its first message; later messages do not rename it; restart keeps it', async () => {
-    const h = openTestHost({ approval_policy: 'auto' });
+    const h = await openTestHost({ approval_policy: 'auto' });
     const d = await h.host.create({});
     expect(d.title).toBeNull();
-    const s = h.host.open(d.session_id)!;
+    const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
     s.submit(msg('Refactor the parser\nsecond line'));
     await w.next('turn_complete');
-    expect(h.host.open(d.session_id)!.descriptor().title).toBe('Refactor the parser');
+    expect((await h.host.open(d.session_id))!.descriptor().title).toBe('Refactor the parser');
     s.submit(msg('something else'));
     await w.next('turn_complete', 2);
-    expect(h.host.open(d.session_id)!.descriptor().title).toBe('Refactor the parser');
+    expect((await h.host.open(d.session_id))!.descriptor().title).toBe('Refactor the parser');
     await h.close();
-    h.reopen();
-    expect(h.host.list({ limit: 10 }).sessions.find((x) => x.session_id === d.session_id)?.title).toBe('Refactor the parser');
+    await h.reopen();
+    expect((await h.host.list({ limit: 10 })).sessions.find((x) => x.session_id === d.session_id)?.title).toBe('Refactor the parser');
   });
 
   test('a given title is kept; rename through `session title` is seen by attached clients and persisted', async () => {
-    const h = openTestHost({ approval_policy: 'auto' });
+    const h = await openTestHost({ approval_policy: 'auto' });
     const d = await h.host.create({ title: 'mine' });
-    const s = h.host.open(d.session_id)!;
+    const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
     s.submit(msg('hello there'));
     await w.next('turn_complete');
@@ -51,14 +51,14 @@ describe('session titles', () => {
     await w.next('capability_output');
     expect(w.msgs('capability_output')[0]).toMatchObject({ command: 'title', output: { title: 'new name' } });
     await h.close();
-    h.reopen();
-    expect(h.host.open(d.session_id)!.descriptor().title).toBe('new name');
+    await h.reopen();
+    expect((await h.host.open(d.session_id))!.descriptor().title).toBe('new name');
   });
 
   test('a cleared title stays cleared (only the very first message names a session)', async () => {
-    const h = openTestHost({ approval_policy: 'auto' });
+    const h = await openTestHost({ approval_policy: 'auto' });
     const d = await h.host.create({});
-    const s = h.host.open(d.session_id)!;
+    const s = (await h.host.open(d.session_id))!;
     const w = new Watcher(s);
     s.submit(msg('first words'));
     await w.next('turn_complete');
@@ -72,14 +72,14 @@ describe('session titles', () => {
 
 describe('working directory', () => {
   test('without `workspace` a session runs in the home directory, never the daemon cwd', async () => {
-    const h = openTestHost({});
+    const h = await openTestHost({});
     expect((await h.host.create({})).cwd).toBe(homedir());
   });
 
   test('`workspace` is the default; create_session cwd wins; `~/` is the home directory', async () => {
     const ws = join(tempDir('agentd-ws-'), 'work');
     mkdirSync(ws);
-    const h = openTestHost({ workspace: ws });
+    const h = await openTestHost({ workspace: ws });
     expect((await h.host.create({})).cwd).toBe(ws);
     const other = tempDir('agentd-cwd-');
     expect((await h.host.create({ cwd: other })).cwd).toBe(other);

@@ -18,9 +18,9 @@ afterEach(async () => {
 
 async function start(config: object = {}, model?: ModelClient | ((route: never) => ModelClient)) {
   const modelClient = typeof model === 'function' ? model : model ? () => model : undefined;
-  h = openHost(config, modelClient ? { modelClient } : {});
+  h = await openHost(config, modelClient ? { modelClient } : {});
   const d = await h.host.create({ cwd: h.dir });
-  const s = h.host.open(d.session_id)!;
+  const s = (await h.host.open(d.session_id))!;
   return { s, w: new Watcher(s), id: d.session_id };
 }
 
@@ -172,7 +172,7 @@ describe('inbox', () => {
     expect(s.submit(msg('x'))).toEqual({ ok: true, ingress_seq: 2 });
     await w.next('turn_complete');
     await h!.close();
-    const host = h!.reopen();
+    const host = await h!.reopen();
     expect(host.open(id)!.submit(msg('y'))).toEqual({ ok: true, ingress_seq: 3 });
   });
 

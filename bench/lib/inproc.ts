@@ -41,7 +41,7 @@ export function committedRows(host: SessionHost, sessionId: string): JournalRow[
  * The host as `agentd serve` opens it: with the telemetry observer (metrics on, traces off,
  * as by default). AGENTD_BENCH_NO_TELEMETRY=1 leaves it out (to measure what it costs).
  */
-export function openHost(dataDir: string, config: unknown, modelClient?: (route: ModelRoute) => ModelClient): SessionHost {
+export function openHost(dataDir: string, config: unknown, modelClient?: (route: ModelRoute) => ModelClient): Promise<SessionHost> {
   const observer = process.env.AGENTD_BENCH_NO_TELEMETRY === '1' ? undefined : new TelemetryObserver(new AgentdMetrics(), null);
   return SessionHost.open({ dataDir, config: parseConfig(config), ...(modelClient && { modelClient }), ...(observer && { observer }) });
 }
@@ -51,7 +51,7 @@ export async function startInProcess(
   config: unknown,
   modelClient?: (route: ModelRoute) => ModelClient,
 ): Promise<InProcess> {
-  const host = openHost(dataDir, config, modelClient);
+  const host = await openHost(dataDir, config, modelClient);
   const server = await startServer({
     sessions: host,
     host: '127.0.0.1',

@@ -36,7 +36,7 @@ export async function runAgentd(deltas: number, burst = BURST): Promise<AgentdRu
     const sessionId = (await app.host.create({ cwd: dir })).session_id;
     let first = 0;
     let last = 0;
-    app.host.open(sessionId)!.subscribe(() => {
+    (await app.host.open(sessionId))!.subscribe(() => {
       last = now();
       if (!first) first = last;
     });

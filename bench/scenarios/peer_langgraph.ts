@@ -48,10 +48,10 @@ interface Run {
 
 export async function runAgentd(turns: number): Promise<Run> {
   const dir = makeWorkspace();
-  const host = openHost(dir, { approval_policy: 'auto' }, () => toolLoopModel(STEPS));
+  const host = await openHost(dir, { approval_policy: 'auto' }, () => toolLoopModel(STEPS));
   try {
     const sessionId = (await host.create({ cwd: dir })).session_id;
-    const session = host.open(sessionId)!;
+    const session = (await host.open(sessionId))!;
     let onEnd: ((e: { type: string; model_calls?: number }) => void) | null = null;
     session.subscribe((batch: CommittedBatch) => {
       for (const e of batch.events) {

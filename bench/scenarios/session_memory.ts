@@ -33,13 +33,13 @@ export const sessionMemory: Scenario = {
       });
       journal.close();
 
-      const host = openHost(dir, { approval_policy: 'auto', limits: { evict_idle_ms: 3_600_000 } });
+      const host = await openHost(dir, { approval_policy: 'auto', limits: { evict_idle_ms: 3_600_000 } });
       await fullGc();
       const before = process.memoryUsage();
       progress(`hydrating ${n.toLocaleString('en-US')} sessions`);
       const t0 = now();
       for (const id of ids) {
-        if (!host.open(id)) throw new Error(`session ${id} not found`);
+        if (!(await host.open(id))) throw new Error(`session ${id} not found`);
       }
       const hydrateMs = now() - t0;
       await yieldLoop();

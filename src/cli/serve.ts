@@ -171,7 +171,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   const pgJournal = cluster ? await openClusterJournal(cluster) : null;
   if (cluster && pgJournal) await checkNodeId(pgJournal, cluster, logger);
   // Cluster mode: one token for the whole cluster, kept in the database (generated once).
-  const clusterToken = pgJournal && opts.auth && !token ? pgJournal.token() : undefined;
+  const clusterToken = pgJournal && opts.auth && !token ? await clusterTokenOf(pgJournal) : undefined;
   const auth = opts.auth ? resolveServerToken(dataDir, token ?? clusterToken) : null;
   if (auth?.source === 'generated') logger.info({ file: `${dataDir}/token` }, 'generated a new client token');
 
@@ -197,7 +197,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   const observer = combineObservers(telemetry.observer, notifier, { committed: (batch) => logIdleTimeouts(batch, modelLog), modelClient: (client) => modelLog.wrap(client) });
   let host: SessionHost;
   try {
-    host = SessionHost.open({ dataDir, config, logger, observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
+    host = await SessionHost.open({ dataDir, config, logger, observer, ...(pgJournal && node && { journal: pgJournal, ownership: node }) });
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new StartupError(`cannot open the session host in ${dataDir}: ${(err as Error).message}`, 1);
@@ -234,7 +234,7 @@ export async function serve(opts: ServeOptions, version: string): Promise<void> 
   if (node && cluster) {
     const advertise = cluster.advertiseUrl ?? server.url;
     try {
-      node.start(host, advertise);
+      await node.start(host, advertise);
     } catch (err) {
       await sessions.close().catch(() => undefined);
       await server.close(0);
@@ -347,22 +347,31 @@ function clusterMode(opts: ServeOptions, config: Config): ClusterMode | null {
 }
 
 /** Refuse a node id a live process is using; wait out a dead holder's heartbeat (docs/cluster.md). */
-async function checkNodeId(journal: import('../journal/pg/sync.js').PgSyncJournal, cluster: ClusterMode, logger: Logger): Promise<void> {
+async function checkNodeId(journal: import('../journal/pg/journal.js').PgSessionJournal, cluster: ClusterMode, logger: Logger): Promise<void> {
   const { claimNodeId } = await import('../cluster/node-id.js');
   const verdict = await claimNodeId(journal, cluster.nodeId, cluster.leaseMs, cluster.heartbeatMs);
   if (!verdict.free) {
-    journal.close();
+    await journal.close();
     throw new StartupError(`node ${cluster.nodeId} is already running at ${verdict.url}: one process per node id`, 1);
   }
   if (verdict.waitedMs > 100) logger.info({ node_id: cluster.nodeId, waited_ms: verdict.waitedMs }, 'the previous process of this node id stopped heartbeating: starting in its place');
 }
 
-async function openClusterJournal(cluster: ClusterMode): Promise<import('../journal/pg/sync.js').PgSyncJournal> {
-  const { PgSyncJournal } = await import('../journal/pg/sync.js');
+async function openClusterJournal(cluster: ClusterMode): Promise<import('../journal/pg/journal.js').PgSessionJournal> {
+  const { PgSessionJournal } = await import('../journal/pg/journal.js');
   try {
-    return PgSyncJournal.open({ url: cluster.url, nodeId: cluster.nodeId, applicationName: `agentd:${cluster.nodeId}` });
+    return await PgSessionJournal.open({ url: cluster.url, nodeId: cluster.nodeId, applicationName: `agentd:${cluster.nodeId}` });
   } catch (err) {
     throw new StartupError(`cannot open the PostgreSQL journal: ${(err as Error).message}`, 1);
+  }
+}
+
+async function clusterTokenOf(journal: import('../journal/pg/journal.js').PgSessionJournal): Promise<string> {
+  try {
+    return await journal.token();
+  } catch (err) {
+    await journal.close().catch(() => undefined);
+    throw new StartupError(`cannot read the cluster's client token: ${(err as Error).message}`, 1);
   }
 }
 

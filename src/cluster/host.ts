@@ -19,22 +19,22 @@ export class ClusterHost implements SessionHostApi {
     return this.host.create(config);
   }
 
-  list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {
+  list(options: ListOptions): Promise<{ sessions: SessionDescriptor[]; next_before: string | null }> {
     return this.host.list(options);
   }
 
-  open(sessionId: string): SessionHandle | null {
+  async open(sessionId: string): Promise<SessionHandle | null> {
     const { journal } = this.node;
     const local = this.host.resident(sessionId);
     if (local && journal.holds(sessionId)) return this.host.open(sessionId);
-    const stored = journal.loadSession(sessionId);
+    const stored = await journal.loadSession(sessionId);
     if (!stored) return null;
-    const owner = journal.owner(sessionId);
-    if ((!owner || !owner.live || owner.nodeId === this.node.nodeId) && this.node.take(sessionId)) {
+    const owner = await journal.owner(sessionId);
+    if ((!owner || !owner.live || owner.nodeId === this.node.nodeId) && (await this.node.take(sessionId))) {
       const taken = this.host.resident(sessionId);
       if (taken) return taken;
     }
-    return this.node.remote(sessionId, stored.headSequence);
+    return this.node.remote(sessionId, stored);
   }
 
   /**
@@ -50,11 +50,11 @@ export class ClusterHost implements SessionHostApi {
     return this.host.onDeleted(listener);
   }
 
-  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[] {
+  readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]> {
     return this.host.readAfter(sessionId, after, limit);
   }
 
-  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[] {
+  readBefore(sessionId: string, before: number, limit: number): Promise<CommittedBatch[]> {
     return this.host.readBefore(sessionId, before, limit);
   }
 

@@ -8,7 +8,7 @@
 import type { NodeStatus } from '../journal/pg/leases.js';
 
 export interface NodeIdCheck {
-  status(leaseMs: number): NodeStatus[];
+  status(leaseMs: number): NodeStatus[] | Promise<NodeStatus[]>;
 }
 
 export type NodeIdVerdict = { free: true; waitedMs: number } | { free: false; url: string };
@@ -31,7 +31,7 @@ export async function claimNodeId(journal: NodeIdCheck, nodeId: string, leaseMs:
   const started = Date.now();
   let asked = false;
   for (;;) {
-    const row = journal.status(leaseMs).find((n) => n.node_id === nodeId);
+    const row = (await journal.status(leaseMs)).find((n) => n.node_id === nodeId);
     if (!row || !row.alive) return { free: true, waitedMs: Date.now() - started };
     if (!asked) {
       if (await answers(row.advertise_url)) return { free: false, url: row.advertise_url };

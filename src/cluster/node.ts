@@ -12,7 +12,8 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AdmissionOutcome, NodeInfo, Submission } from '../../protocol/index.js';
 import { HintListener } from '../journal/pg/listen.js';
-import type { PgSyncJournal } from '../journal/pg/sync.js';
+import type { StoredSession } from '../journal/journal.js';
+import type { PgSessionJournal } from '../journal/pg/journal.js';
 import type { SubmitAnswer } from '../session/api.js';
 import type { SessionHost, SessionOwnership } from '../session/host.js';
 import { PeerLinks, PeerUnavailableError } from './peer.js';
@@ -48,9 +49,14 @@ export class ClusterNode implements SessionOwnership {
   private scanSoon: NodeJS.Immediate | null = null;
   /** The last `liveNodes()` read (monotonic ms). */
   private nodesRead: { at: number; nodes: NodeInfo[] } | null = null;
+  /** A heartbeat (and its scan) is in flight: the next interval skips instead of piling up. */
+  private beating = false;
+  private scanning = false;
+  /** Sessions being claimed and hydrated here (take): a second take awaits the first. */
+  private readonly taking = new Map<string, Promise<boolean>>();
 
   constructor(
-    readonly journal: PgSyncJournal,
+    readonly journal: PgSessionJournal,
     private readonly settings: ClusterSettings,
     private readonly log?: Logger,
   ) {
@@ -97,33 +103,31 @@ export class ClusterNode implements SessionOwnership {
   }
 
   /** Join the cluster: register at `advertiseUrl`, heartbeat, listen, take over orphans. */
-  start(host: SessionHost, advertiseUrl: string): void {
+  async start(host: SessionHost, advertiseUrl: string): Promise<void> {
     this.host = host;
-    this.journal.register(advertiseUrl);
+    await this.journal.register(advertiseUrl);
     this.lastBeatOk = performance.now();
     this.listener.start();
-    this.timer = setInterval(() => this.beat(), this.settings.heartbeatMs);
+    this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs);
     this.timer.unref();
-    this.scan();
+    void this.scan();
   }
 
   // ---- SessionOwnership (called by the host) ----------------------------------------------
 
-  claimNew(sessionId: string): boolean {
+  claimNew(sessionId: string): Promise<boolean> {
     return this.journal.claim(sessionId, this.settings.leaseMs);
   }
 
-  acquire(sessionId: string): boolean {
+  acquire(sessionId: string): boolean | Promise<boolean> {
     return this.journal.holds(sessionId) || this.journal.claim(sessionId, this.settings.leaseMs);
   }
 
   evicted(sessionId: string): void {
-    try {
-      this.journal.release([sessionId]);
-    } catch (err) {
+    this.journal.release([sessionId]).catch((err: unknown) => {
       this.journal.forget(sessionId);
       this.log?.warn({ err, session_id: sessionId }, 'could not hand back the lease of an evicted session (it expires)');
-    }
+    });
   }
 
   fenced(sessionId: string): void {
@@ -132,49 +136,73 @@ export class ClusterNode implements SessionOwnership {
 
   // ---- heartbeats, fencing, takeover ---------------------------------------------------------
 
-  private beat(): void {
+  private async beat(): Promise<void> {
     if (this.stopped || !this.host) return;
+    // The last heartbeat has not answered (a hung database): it never piles up, but the
+    // silence still counts against the leases.
+    if (this.beating) return this.checkSilence(new Error('the last heartbeat has not answered'));
+    this.beating = true;
+    try {
+      await this.beatOnce();
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private async beatOnce(): Promise<void> {
     const started = performance.now();
     let lost: string[];
     try {
-      lost = this.journal.heartbeat(this.settings.leaseMs);
+      lost = await this.journal.heartbeat(this.settings.leaseMs);
       this.lastBeatOk = started;
     } catch (err) {
-      const silent = performance.now() - this.lastBeatOk;
-      this.log?.warn({ err: (err as Error).message, silent_ms: Math.round(silent) }, 'cluster heartbeat failed');
-      // Stop acting before the leases can expire elsewhere (one heartbeat of margin).
-      if (silent >= this.settings.leaseMs - this.settings.heartbeatMs && this.journal.leaseCount > 0) {
-        const ids = this.journal.forgetAll();
-        this.log?.error({ sessions: ids.length }, 'cannot reach the database: giving up every lease');
-        for (const id of ids) this.host.fence(id, `this node lost its database connection; session ${id} continues on another node`);
-      }
+      this.checkSilence(err as Error);
       return;
     }
     for (const id of lost) {
       this.log?.warn({ session_id: id }, 'lease lost: stopping the session here');
-      this.host.fence(id, `session ${id} moved to another node; attach again to follow it there`);
+      this.host?.fence(id, `session ${id} moved to another node; attach again to follow it there`);
     }
-    this.scan();
+    // Not awaited: a takeover (hydration, recovery) never holds the next heartbeat back.
+    void this.scan();
+  }
+
+  /** Stop acting before the leases can expire elsewhere (one heartbeat of margin). */
+  private checkSilence(err: Error): void {
+    if (!this.host) return;
+    const silent = performance.now() - this.lastBeatOk;
+    this.log?.warn({ err: err.message, silent_ms: Math.round(silent) }, 'cluster heartbeat failed');
+    if (silent >= this.settings.leaseMs - this.settings.heartbeatMs && this.journal.leaseCount > 0) {
+      const ids = this.journal.forgetAll();
+      this.log?.error({ sessions: ids.length }, 'cannot reach the database: giving up every lease');
+      for (const id of ids) this.host.fence(id, `this node lost its database connection; session ${id} continues on another node`);
+    }
   }
 
   private requestScan(): void {
     if (this.scanSoon || this.stopped) return;
     this.scanSoon = setImmediate(() => {
       this.scanSoon = null;
-      this.scan();
+      void this.scan();
     });
   }
 
   /** Take over unfinished sessions nobody holds: each live node its hashed share; any node those left waiting too long. */
-  private scan(): void {
-    if (this.stopped || !this.host) return;
-    let found: { sessions: string[]; liveNodes: string[] };
+  private async scan(): Promise<void> {
+    if (this.stopped || !this.host || this.scanning) return;
+    this.scanning = true;
     try {
-      found = this.journal.orphans(this.settings.leaseMs);
+      await this.scanOnce();
     } catch (err) {
       this.log?.warn({ err: (err as Error).message }, 'cluster takeover scan failed');
-      return;
+    } finally {
+      this.scanning = false;
     }
+  }
+
+  private async scanOnce(): Promise<void> {
+    const found = await this.journal.orphans(this.settings.leaseMs);
+    if (this.stopped || !this.host) return;
     const now = performance.now();
     const live = found.liveNodes.includes(this.nodeId) ? found.liveNodes : [...found.liveNodes, this.nodeId].sort();
     const seen = new Map<string, number>();
@@ -187,14 +215,23 @@ export class ClusterNode implements SessionOwnership {
       const waited = now - first;
       const mine = live[shard(id, live.length)] === this.nodeId;
       if (waited < grace || (!mine && waited < grace + 2 * this.settings.heartbeatMs)) continue;
-      if (this.take(id)) this.takeoversValue++;
+      if (await this.take(id)) this.takeoversValue++;
     }
     this.orphanSeen.clear();
-    for (const [id, t] of seen) if (!this.host.resident(id)) this.orphanSeen.set(id, t);
+    for (const [id, t] of seen) if (!this.host?.resident(id)) this.orphanSeen.set(id, t);
   }
 
   /** Claim and hydrate (recover) a session; false when another node holds it. */
-  take(sessionId: string): boolean {
+  take(sessionId: string): Promise<boolean> {
+    let taking = this.taking.get(sessionId);
+    if (!taking) {
+      taking = this.takeNow(sessionId).finally(() => this.taking.delete(sessionId));
+      this.taking.set(sessionId, taking);
+    }
+    return taking;
+  }
+
+  private async takeNow(sessionId: string): Promise<boolean> {
     if (!this.host || this.stopped) return false;
     if (this.host.resident(sessionId)) {
       if (this.journal.holds(sessionId)) return true;
@@ -203,24 +240,25 @@ export class ClusterNode implements SessionOwnership {
     }
     let claimed: boolean;
     try {
-      claimed = this.journal.claim(sessionId, this.settings.leaseMs);
+      claimed = await this.journal.claim(sessionId, this.settings.leaseMs);
     } catch (err) {
       this.log?.warn({ err: (err as Error).message, session_id: sessionId }, 'could not claim a session');
       return false;
     }
-    if (!claimed) return false;
+    if (!claimed || !this.host || this.stopped) return false;
     this.log?.info({ session_id: sessionId }, 'took over session');
-    this.host.recover(sessionId);
+    await this.host.recover(sessionId);
     return true;
   }
 
   // ---- sessions owned elsewhere ----------------------------------------------------------------
 
   /** The handle of a session another node runs (one per session while watched). */
-  remote(sessionId: string, head: number): RemoteSession {
+  remote(sessionId: string, stored: StoredSession): RemoteSession {
     let r = this.remotes.get(sessionId);
-    if (!r) {
-      r = new RemoteSession(sessionId, head, {
+    if (r) r.seen(stored);
+    else {
+      r = new RemoteSession(sessionId, stored, {
         journal: this.journal,
         route: (id, sub, onAdmitted, onRejected) => this.route(id, sub, onAdmitted, onRejected),
         idle: (s) => {
@@ -252,14 +290,14 @@ export class ClusterNode implements SessionOwnership {
       if (local && this.journal.holds(sessionId)) return local.submit(submission, onAdmitted, onRejected);
       let owner;
       try {
-        owner = this.journal.owner(sessionId);
+        owner = await this.journal.owner(sessionId);
       } catch (err) {
         owner = undefined;
         this.log?.warn({ err: (err as Error).message }, 'lease lookup failed; holding the submission');
       }
       if (owner !== undefined) {
         if (!owner || !owner.live || owner.nodeId === this.nodeId) {
-          if (this.take(sessionId)) {
+          if (await this.take(sessionId)) {
             const here = this.host.resident(sessionId);
             if (here) return here.submit(submission, onAdmitted, onRejected);
           }
@@ -313,19 +351,19 @@ export class ClusterNode implements SessionOwnership {
    * heartbeat (many clients reconnecting at once ask once). Throws when the database cannot
    * be read and nothing was read before.
    */
-  liveNodes(): NodeInfo[] {
+  async liveNodes(): Promise<NodeInfo[]> {
     const now = performance.now();
     if (!this.nodesRead || now - this.nodesRead.at >= this.settings.heartbeatMs) {
-      const live = this.journal.status(this.settings.leaseMs).filter((n) => n.alive && !n.stopped);
+      const live = (await this.journal.status(this.settings.leaseMs)).filter((n) => n.alive && !n.stopped);
       this.nodesRead = { at: now, nodes: live.map((n) => ({ node_id: n.node_id, url: n.advertise_url, self: false })) };
     }
     return this.nodesRead.nodes.map((n) => ({ ...n, self: n.node_id === this.nodeId }));
   }
 
   /** SIGTERM (the host is closing): the leases go back at once and the node is marked stopped (others take over now). */
-  leaving(): void {
+  async leaving(): Promise<void> {
     try {
-      this.journal.release([], true);
+      await this.journal.release([], true);
     } catch (err) {
       this.log?.warn({ err: (err as Error).message }, 'could not hand the leases back (they expire)');
     }

@@ -4,10 +4,12 @@
  * hint (LISTEN/NOTIFY: session and sequence only) makes it read what it has not yet
  * delivered, in sequence order, so its subscribers get the very frames the owner wrote,
  * gap-free (a hint that is lost is made up by the next hint or the catch-up after a
- * reconnect). Submissions go to the owner through the node's router.
+ * reconnect). Submissions go to the owner through the node's router. Its descriptor and
+ * head are those of the session row read when it was last opened (`seen`), moved on by
+ * what it delivers since; every journal read is asynchronous.
  */
 import type { AdmissionOutcome, SessionDescriptor, Submission } from '../../protocol/index.js';
-import type { SessionJournal } from '../journal/journal.js';
+import type { SessionJournal, StoredSession } from '../journal/journal.js';
 import type { CommittedBatch, SessionHandle, SubmitAnswer } from '../session/api.js';
 import { parseCheckpoint, toDescriptor } from '../session/state.js';
 
@@ -34,13 +36,22 @@ export class RemoteSession implements SessionHandle {
   private delivered: number;
   private reading = false;
   private again = false;
+  /** The session row as last read (ClusterHost.open). */
+  private stored: StoredSession;
 
   constructor(
     readonly id: string,
-    head: number,
+    stored: StoredSession,
     private readonly deps: RemoteSessionDeps,
   ) {
-    this.delivered = head;
+    this.stored = stored;
+    this.delivered = stored.headSequence;
+  }
+
+  /** The session row as just read from the journal (a commit elsewhere may be newer than the last hint). */
+  seen(stored: StoredSession): void {
+    if (stored.headSequence >= this.stored.headSequence) this.stored = stored;
+    if (this.listeners.size === 0) this.delivered = Math.max(this.delivered, stored.headSequence);
   }
 
   submit(
@@ -52,17 +63,12 @@ export class RemoteSession implements SessionHandle {
   }
 
   descriptor(): SessionDescriptor {
-    const stored = this.deps.journal.loadSession(this.id);
-    if (!stored) throw new Error(`session ${this.id} is not in the journal`);
-    return toDescriptor(parseCheckpoint(stored.checkpoint), stored.headSequence);
+    return toDescriptor(parseCheckpoint(this.stored.checkpoint), this.headSequence());
   }
 
-  /** The journal's head now (a commit elsewhere may be newer than the last hint). */
+  /** The head as last read or delivered. */
   headSequence(): number {
-    const stored = this.deps.journal.loadSession(this.id);
-    const head = stored?.headSequence ?? this.delivered;
-    if (this.listeners.size === 0) this.delivered = Math.max(this.delivered, head);
-    return head;
+    return Math.max(this.stored.headSequence, this.delivered);
   }
 
   subscribe(listener: (batch: CommittedBatch) => void): () => void {
@@ -90,10 +96,14 @@ export class RemoteSession implements SessionHandle {
       return;
     }
     this.reading = true;
+    void this.readAll();
+  }
+
+  private async readAll(): Promise<void> {
     try {
       do {
         this.again = false;
-        this.readOn();
+        await this.readOn();
       } while (this.again);
     } catch (err) {
       this.deps.onError?.(err);
@@ -102,10 +112,11 @@ export class RemoteSession implements SessionHandle {
     }
   }
 
-  private readOn(): void {
+  private async readOn(): Promise<void> {
     for (;;) {
-      const page = this.deps.journal.readAfter(this.id, this.delivered, PAGE);
+      const page = await this.deps.journal.readAfter(this.id, this.delivered, PAGE);
       for (const batch of page) {
+        if (batch.sequence <= this.delivered) continue; // delivered meanwhile
         if (batch.sequence !== this.delivered + 1) throw new Error(`journal of session ${this.id} skips from ${this.delivered} to ${batch.sequence}`);
         this.delivered = batch.sequence;
         for (const l of [...this.listeners]) l(batch);

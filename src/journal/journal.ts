@@ -94,43 +94,42 @@ const CHECKPOINT_EVERY_CHARS = 32 * 1024 * 1024;
 /** What became of one session's write in a commit of many. */
 export type WriteOutcome = { ok: true; batches: CommittedBatch[] } | { ok: false; error: JournalError };
 
+/** A value, or a promise of it: SQLite answers in-process, PostgreSQL over the network. */
+export type MaybePromise<T> = T | Promise<T>;
+
 /**
  * The one commit path into a journal: the seam the shared writer (`writer.ts`) and
- * another backend implement. Backend-neutral and async-capable:
- * - `commitMany` commits many sessions' writes together (one transaction where the
- *   backend can) and answers one outcome per write, in order. A failing write never
- *   fails the others: exactly its session is refused, the rest are committed. It may
- *   answer a Promise (a network database); SQLite answers synchronously.
- * - `commit` is one write alone, synchronous (SQLite only; throws JournalError, nothing
- *   written) — the immediate path of the pump, start-up and a tool call's start.
+ * another backend implement. `commitMany` commits many sessions' writes together (one
+ * transaction where the backend can) and answers one outcome per write, in order. A
+ * failing write never fails the others: exactly its session is refused, the rest are
+ * committed. It may answer a Promise (a network database); SQLite answers synchronously.
  */
 export interface JournalWriter {
-  commit(write: BatchWrite): CommittedBatch[];
-  commitMany(writes: readonly BatchWrite[]): WriteOutcome[] | Promise<WriteOutcome[]>;
+  commitMany(writes: readonly BatchWrite[]): MaybePromise<WriteOutcome[]>;
 }
 
 /**
- * Everything the session host reads and writes through, synchronously: the SQLite
- * `Journal`, or in cluster mode the PostgreSQL journal behind a worker thread
- * (`pg/sync.ts`).
+ * Everything the session host reads and writes through: the SQLite `Journal` (answers at
+ * once), or in cluster mode the PostgreSQL journal (`pg/journal.ts`, answers promises;
+ * nothing ever waits for the network on the main thread). Callers always `await`.
  */
 export interface SessionJournal extends JournalWriter {
-  isAdmitted(sessionId: string, submissionId: string): boolean;
-  loadSession(sessionId: string): StoredSession | null;
-  loadTranscript(sessionId: string): string[];
-  unfinishedSessions(): string[];
-  listSessions(limit: number, before?: string): StoredSession[];
-  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
-  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[];
+  isAdmitted(sessionId: string, submissionId: string): MaybePromise<boolean>;
+  loadSession(sessionId: string): MaybePromise<StoredSession | null>;
+  loadTranscript(sessionId: string): MaybePromise<string[]>;
+  unfinishedSessions(): MaybePromise<string[]>;
+  listSessions(limit: number, before?: string): MaybePromise<StoredSession[]>;
+  readAfter(sessionId: string, after: number, limit: number): MaybePromise<CommittedBatch[]>;
+  readBefore(sessionId: string, before: number, limit: number): MaybePromise<CommittedBatch[]>;
   /**
    * Delete the session and its subagent sessions from every table, in one transaction, and
    * their text from the database files (docs/sessions.md#deleting-sessions). Answers the
    * deleted ids, the session first; empty when there is no such session.
    */
-  deleteSessions(sessionId: string): string[];
+  deleteSessions(sessionId: string): MaybePromise<string[]>;
   /** The WAL checkpoints' status (/healthz); null where there is none. */
   checkpointStatus(): CheckpointStatus | null;
-  close(): void;
+  close(): MaybePromise<void>;
 }
 
 export class Journal implements SessionJournal {

@@ -57,7 +57,7 @@ export interface ConnectionOptions {
   /** What `list_models` answers (absent: an `internal` error). */
   models?: ModelCatalog | undefined;
   /** Cluster mode: the live nodes `list_nodes` answers (absent: a single daemon, no nodes). */
-  nodes?: (() => NodeInfo[]) | undefined;
+  nodes?: (() => Promise<NodeInfo[]>) | undefined;
   /** Called once when the client has authenticated (welcome sent). */
   onAuthenticated?: (conn: ClientConnection) => void;
 }
@@ -179,13 +179,12 @@ export class ClientConnection implements Outlet {
   private pumpSafely(sub: ClientSubscription): void {
     if (this.stopping) return; // no journal reads while the daemon shuts down
     if (this.subs.get(sub.sessionId) !== sub) return; // detached meanwhile
-    try {
-      sub.pump();
-    } catch (err) {
+    sub.pump().catch((err: unknown) => {
       this.log.error({ err, session_id: sub.sessionId }, 'catch-up from the journal failed');
+      if (this.subs.get(sub.sessionId) !== sub) return;
       this.detach(sub.sessionId);
       this.sendError('internal', `stream of session ${sub.sessionId} failed; attach again`);
-    }
+    });
   }
 
   // ---------- subscriptions ----------

@@ -67,12 +67,12 @@ function deleteSession(conn: ClientConnection, frame: DeleteSession): void {
 }
 
 /** The live nodes in cluster mode (clients fail over to them); a single daemon has none to name. */
-function listNodes(conn: ClientConnection, frame: ListNodes): void {
+async function listNodes(conn: ClientConnection, frame: ListNodes): Promise<void> {
   const source = conn.options.nodes;
   if (!source) return conn.send({ type: 'nodes', req_id: frame.req_id, cluster: false, nodes: [] });
   let nodes;
   try {
-    nodes = source();
+    nodes = await source();
   } catch (err) {
     conn.sendError('internal', `cannot list the cluster's nodes: ${(err as Error).message}`, { req_id: frame.req_id });
     return;
@@ -93,8 +93,8 @@ async function createSession(conn: ClientConnection, frame: CreateSession): Prom
   conn.send({ type: 'session_created', req_id: frame.req_id, session });
 }
 
-function listSessions(conn: ClientConnection, frame: ListSessions): void {
-  const listed = conn.host.list({ limit: frame.limit ?? LIMITS.listSessionsDefault, before: frame.before, include_children: frame.include_children });
+async function listSessions(conn: ClientConnection, frame: ListSessions): Promise<void> {
+  const listed = await conn.host.list({ limit: frame.limit ?? LIMITS.listSessionsDefault, before: frame.before, include_children: frame.include_children });
   // Cut to the frame limit by encoded bytes; next_before continues after the cut.
   const page = sessionsPage(frame.req_id, listed.sessions, listed.next_before);
   if (page.left_out.length > 0) {
@@ -107,8 +107,8 @@ function unknownSession(conn: ClientConnection, sessionId: string, ctx: { req_id
   conn.sendError('unknown_session', `no session ${sessionId}`, ctx);
 }
 
-function attach(conn: ClientConnection, frame: Attach): void {
-  const handle = conn.host.open(frame.session_id);
+async function attach(conn: ClientConnection, frame: Attach): Promise<void> {
+  const handle = await conn.host.open(frame.session_id);
   if (!handle) return unknownSession(conn, frame.session_id, { req_id: frame.req_id });
   // From here to conn.attach (which subscribes) everything is synchronous: no commit
   // can fall between reading the head and subscribing.
@@ -144,9 +144,9 @@ function detach(conn: ClientConnection, frame: Detach): void {
   conn.send({ type: 'detached', req_id: frame.req_id, session_id: frame.session_id });
 }
 
-function history(conn: ClientConnection, frame: History): void {
-  const batches = readHistory(conn.host, frame.session_id, frame.before_sequence, frame.limit ?? LIMITS.historyDefault);
-  if (batches.length === 0 && !conn.host.open(frame.session_id)) {
+async function history(conn: ClientConnection, frame: History): Promise<void> {
+  const batches = await readHistory(conn.host, frame.session_id, frame.before_sequence, frame.limit ?? LIMITS.historyDefault);
+  if (batches.length === 0 && !(await conn.host.open(frame.session_id))) {
     return unknownSession(conn, frame.session_id, { req_id: frame.req_id });
   }
   // The newest batches that fit in one frame; next_before_sequence continues before them.
@@ -163,10 +163,10 @@ function history(conn: ClientConnection, frame: History): void {
   conn.write(page.text);
 }
 
-function submit(conn: ClientConnection, frame: Submit): void {
+async function submit(conn: ClientConnection, frame: Submit): Promise<void> {
   const sessionId = frame.session_id;
   const submissionId = frame.submission.id;
-  const handle = conn.host.open(sessionId);
+  const handle = await conn.host.open(sessionId);
   if (!handle) return unknownSession(conn, sessionId, { submission_id: submissionId });
 
   // `admitted` must follow `queued` even if the session answers synchronously.

@@ -62,7 +62,7 @@ export interface ServerOptions {
   /** What `list_models` answers (the configured routes). */
   models?: ModelCatalog;
   /** Cluster mode: the live nodes `list_nodes` answers. */
-  nodes?: () => NodeInfo[];
+  nodes?: () => Promise<NodeInfo[]>;
   /** Directory of the built web UI (default: dist/web of this package); null serves none. */
   webRoot?: string | null;
   /** Frame dispatcher (default: the protocol v1 handlers). */

@@ -104,13 +104,13 @@ const HISTORY_READ_MAX = 64;
  * past `maxBytes`: a history request never loads more than about one frame of batches
  * (plus one chunk), whatever its `limit`. Ascending, like `readBefore`.
  */
-export function readHistory(
+export async function readHistory(
   host: Pick<SessionHostApi, 'readBefore'>,
   sessionId: string,
   before: number,
   limit: number,
   maxBytes: number = LIMITS.frameMaxBytes,
-): CommittedBatch[] {
+): Promise<CommittedBatch[]> {
   const chunks: CommittedBatch[][] = [];
   let count = 0;
   let bytes = 0;
@@ -119,7 +119,7 @@ export function readHistory(
     const perBatch = count === 0 ? 0 : bytes / count;
     const room = perBatch === 0 ? HISTORY_READ_FIRST : Math.floor((maxBytes - bytes) / perBatch) + 1;
     const want = Math.max(1, Math.min(limit - count, HISTORY_READ_MAX, room));
-    const chunk = host.readBefore(sessionId, cursor, want);
+    const chunk = await host.readBefore(sessionId, cursor, want);
     if (chunk.length === 0) break;
     chunks.unshift(chunk);
     count += chunk.length;

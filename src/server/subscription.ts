@@ -6,9 +6,10 @@
  * is delivered by SessionHandle.subscribe) or *catching up* (batches are read from the
  * journal with readAfter, a bounded page at a time). It falls back to catching up
  * whenever the socket's buffer is above the high-water mark, and returns to live once
- * a journal read reaches the head. Since the session's listeners run synchronously
- * right after each commit, a journal read that comes back short has seen every batch
- * that was ever delivered, so the switch back to live has no gap and no duplicate.
+ * a journal read reaches the head. The session's listeners run synchronously right after
+ * each commit; journal reads are asynchronous, so a batch delivered while a read is in
+ * flight is noted (`heard`) and the subscription reads again before it goes live: the
+ * switch back to live has no gap and no duplicate.
  *
  * The connection's memory is bounded: nothing is queued here; at most one batch is
  * written past the high-water mark.
@@ -49,6 +50,11 @@ export class ClientSubscription {
   /** Batches to read next time; shrinks when batches are big. */
   private pageLimit: number;
   private closed = false;
+  /** The highest sequence the session delivered to this subscription. */
+  private heard = 0;
+  /** A pump is running (its journal read in flight): another request runs it once more. */
+  private pumping: Promise<PumpResult> | null = null;
+  private pumpAgain = false;
   private readonly unsubscribe: () => void;
   private readonly unwatchStop: () => void;
 
@@ -94,6 +100,7 @@ export class ClientSubscription {
 
   private onBatch(batch: CommittedBatch): void {
     if (this.closed) return;
+    if (batch.sequence > this.heard) this.heard = batch.sequence;
     if (batch.sequence <= this.lastSent) return; // already sent from the journal
     if (this.live && batch.sequence === this.lastSent + 1 && this.out.bufferedAmount < this.out.highWaterMark) {
       this.send(batch);
@@ -116,7 +123,28 @@ export class ClientSubscription {
    * Write journal batches after lastSent until the buffer is full ('blocked': the
    * subscription has asked for a drain callback) or the head is reached ('live').
    */
-  pump(): PumpResult {
+  pump(): Promise<PumpResult> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return this.pumping;
+    }
+    const run = async (): Promise<PumpResult> => {
+      let result: PumpResult;
+      do {
+        this.pumpAgain = false;
+        result = await this.pumpOnce();
+      } while (this.pumpAgain && result === 'live' && !this.closed);
+      return result;
+    };
+    const pumping = run().finally(() => {
+      this.pumping = null;
+    });
+    this.pumping = pumping;
+    return pumping;
+  }
+
+  private async pumpOnce(): Promise<PumpResult> {
+    this.live = false;
     while (!this.closed) {
       if (!this.out.isOpen) return 'closed';
       if (this.out.bufferedAmount >= this.out.highWaterMark) {
@@ -124,9 +152,11 @@ export class ClientSubscription {
         return 'blocked';
       }
       const limit = this.pageLimit;
-      const page = this.host.readAfter(this.handle.id, this.lastSent, limit);
+      const page = await this.host.readAfter(this.handle.id, this.lastSent, limit);
+      if (this.closed) return 'closed';
       this.adaptPageLimit(page);
       for (const batch of page) {
+        if (batch.sequence <= this.lastSent) continue; // a concurrent read sent it
         if (batch.sequence !== this.lastSent + 1) {
           throw new Error(
             `journal of session ${this.handle.id} skips from ${this.lastSent} to ${batch.sequence}`,
@@ -139,7 +169,8 @@ export class ClientSubscription {
           return 'blocked';
         }
       }
-      if (page.length < limit) {
+      // Short: the head is reached, unless a commit was delivered while the read was in flight.
+      if (page.length < limit && this.heard <= this.lastSent) {
         this.live = true;
         return 'live';
       }

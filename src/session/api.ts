@@ -56,19 +56,20 @@ export interface ListOptions {
 
 /**
  * The registry of all sessions in one data dir: creates them, hydrates them lazily from
- * their checkpoints, evicts idle ones, and reads the journal for replay.
+ * their checkpoints, evicts idle ones, and reads the journal for replay. Everything that
+ * may read the journal answers a promise (the journal may be a network hop away).
  */
 export interface SessionHostApi {
   /** Throws AgentdError('invalid_frame') for an unknown route or a bad cwd. */
   create(config: CreateSessionConfig): Promise<SessionDescriptor>;
   /** Newest first; `before` is a session id from the previous page. */
-  list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null };
+  list(options: ListOptions): Promise<{ sessions: SessionDescriptor[]; next_before: string | null }>;
   /** Hydrates the session if needed; null when no such session exists. */
-  open(sessionId: string): SessionHandle | null;
+  open(sessionId: string): Promise<SessionHandle | null>;
   /** Batches with sequence > after, ascending, at most `limit`. */
-  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
+  readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]>;
   /** The last `limit` batches with sequence < before, ascending. */
-  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[];
+  readBefore(sessionId: string, before: number, limit: number): Promise<CommittedBatch[]>;
   /**
    * Delete the session and its subagent sessions (docs/sessions.md#deleting-sessions);
    * answers the deleted ids, the session first. Rejects with AgentdError `unknown_session`,

@@ -55,15 +55,15 @@ export interface SessionHostOptions {
  */
 export interface SessionOwnership {
   /** Take the lease of a brand-new session; false: it could not be taken (creation fails). */
-  claimNew(sessionId: string): boolean;
+  claimNew(sessionId: string): Promise<boolean>;
   /** Hold the lease of a stored session about to be hydrated here (held already, or taken now); false: a live node runs it. */
-  acquire(sessionId: string): boolean;
+  acquire(sessionId: string): boolean | Promise<boolean>;
   /** The session's actor was evicted (quiet, nobody attached): its lease may be handed back. */
   evicted(sessionId: string): void;
   /** A commit found the lease gone: the actor stopped at once. */
   fenced(sessionId: string): void;
   /** The host is closing: every session stopped and committed its last write; the journal is still open. */
-  leaving(): void;
+  leaving(): void | Promise<void>;
 }
 
 export class SessionHost implements SessionHostApi {
@@ -85,6 +85,8 @@ export class SessionHost implements SessionHostApi {
   private readonly hooks: SessionHostHooks;
   /** Sessions whose actor stopped itself with its turn open, and why (until it is next hydrated). */
   private readonly faults = new Map<string, FaultCause>();
+  /** Sessions being hydrated (awaiting the journal): a second open waits for the first, never hydrates twice. */
+  private readonly opening = new Map<string, Promise<Session | null>>();
   private closed = false;
   /** Stops the retention sweeps (config `retention.delete_after_days`). */
   private stopRetention: (() => void) | null = null;
@@ -118,10 +120,11 @@ export class SessionHost implements SessionHostApi {
     this.subagents = new HostSubagents({
       createChild: (config, child) => this.create(config, child),
       open: (id) => this.open(id),
-      exists: (id) => this.sessions.has(id) || this.journal.loadSession(id) !== null,
+      resident: (id) => this.sessions.get(id),
+      exists: async (id) => this.sessions.has(id) || (await this.journal.loadSession(id)) !== null,
       // Counted from this process's start (the journal keeps no per-parent count).
       childCount: () => 0,
-      readAfter: (id, after, limit) => this.journal.readAfter(id, after, limit),
+      readAfter: async (id, after, limit) => this.journal.readAfter(id, after, limit),
       closing: () => this.closed,
     }, { maxPerTurn: options.config.limits.max_subagents_per_turn, maxChildren: options.config.limits.max_children });
     this.deps = sharedDeps(options.config, this.routes, this.toolset, observedModels(options.modelClient ?? createModelClient, options.observer));
@@ -146,9 +149,9 @@ export class SessionHost implements SessionHostApi {
    * cluster mode nothing is recovered here: the node takes over unfinished sessions whose
    * lease is free (`recover`).
    */
-  static open(options: SessionHostOptions): SessionHost {
+  static async open(options: SessionHostOptions): Promise<SessionHost> {
     const host = new SessionHost(options);
-    if (!options.ownership) host.recoverAll();
+    if (!options.ownership) await host.recoverAll();
     const days = options.config.retention.delete_after_days;
     if (days !== undefined) {
       host.stopRetention = startRetention({ days, journal: host.journal, remove: (id) => host.delete(id), logger: options.logger });
@@ -161,15 +164,15 @@ export class SessionHost implements SessionHostApi {
    * directory must be reachable here (shared storage, docs/cluster.md): if it is not, the
    * open turn fails with a clear error instead of running tools in the wrong place.
    */
-  recover(sessionId: string): boolean {
+  async recover(sessionId: string): Promise<boolean> {
     try {
-      const stored = this.sessions.has(sessionId) ? null : this.journal.loadSession(sessionId);
+      const stored = this.sessions.has(sessionId) ? null : await this.journal.loadSession(sessionId);
       const cwd = stored ? cwdOf(stored.checkpoint) : null;
       if (cwd !== null && !isDirectory(cwd)) {
         this.markRecoveryFailed(sessionId, new Error(`its working directory ${cwd} does not exist on this node (cluster mode needs every cwd at the same path on every node)`));
         return false;
       }
-      return this.open(sessionId) !== null;
+      return (await this.open(sessionId)) !== null;
     } catch (err) {
       this.options.logger?.error({ err, session_id: sessionId }, 'session recovery failed');
       this.sessions.delete(sessionId);
@@ -198,10 +201,10 @@ export class SessionHost implements SessionHostApi {
   }
 
   /** Hydrate (and so recover) each session whose checkpoint says work was left. */
-  private recoverAll(): void {
-    for (const id of this.journal.unfinishedSessions()) {
+  private async recoverAll(): Promise<void> {
+    for (const id of await this.journal.unfinishedSessions()) {
       try {
-        this.open(id);
+        await this.open(id);
         this.options.logger?.info({ session_id: id }, 'recovered session with unfinished work');
       } catch (err) {
         this.options.logger?.error({ err, session_id: id }, 'session recovery failed');
@@ -268,7 +271,7 @@ export class SessionHost implements SessionHostApi {
       system_prompt_bytes: systemPrompt === null ? 0 : Buffer.byteLength(systemPrompt, 'utf8'),
     });
     // The session row and its first batch are one commit, through its Recorder.
-    if (this.options.ownership && !this.options.ownership.claimNew(state.session_id)) {
+    if (this.options.ownership && !(await this.options.ownership.claimNew(state.session_id))) {
       throw new AgentdError('internal', 'the session could not be created: its lease could not be taken');
     }
     const { session, started } = this.hydrate(state, 0, { at: now, change: configured.toChange() });
@@ -283,23 +286,33 @@ export class SessionHost implements SessionHostApi {
   }
 
   /** Newest first; subagent sessions only with `include_children` (pages are filled past them). */
-  list(options: ListOptions): { sessions: SessionDescriptor[]; next_before: string | null } {
+  list(options: ListOptions): Promise<{ sessions: SessionDescriptor[]; next_before: string | null }> {
     return listPage(this.journal, (id) => this.sessions.get(id), options, (id, err) =>
       this.options.logger?.warn({ err, session_id: id }, 'unreadable checkpoint left out of the list'),
     );
   }
 
-  open(sessionId: string): Session | null {
+  /** The session's actor, hydrated from the journal if it is not resident; null: no such session. */
+  async open(sessionId: string): Promise<Session | null> {
     if (this.closed) throw new AgentdError('stopped', 'the daemon is shutting down');
     const live = this.sessions.get(sessionId);
     if (live) {
       this.touch(live);
       return live;
     }
-    const stored = this.journal.loadSession(sessionId);
+    let opening = this.opening.get(sessionId);
+    if (!opening) {
+      opening = this.hydrateStored(sessionId).finally(() => this.opening.delete(sessionId));
+      this.opening.set(sessionId, opening);
+    }
+    return opening;
+  }
+
+  private async hydrateStored(sessionId: string): Promise<Session | null> {
+    const stored = await this.journal.loadSession(sessionId);
     if (!stored) return null;
     // Cluster mode: hydrate only under this node's lease (a subagent's child, say, may run elsewhere).
-    if (this.options.ownership && !this.options.ownership.acquire(sessionId)) {
+    if (this.options.ownership && !(await this.options.ownership.acquire(sessionId))) {
       throw new AgentdError('internal', `session ${sessionId} runs on another node`);
     }
     let state: SessionState;
@@ -308,7 +321,11 @@ export class SessionHost implements SessionHostApi {
     } catch (err) {
       throw new AgentdError('internal', `session ${sessionId} cannot be loaded: its checkpoint is unreadable (${(err as Error).message})`);
     }
-    if (lacksContext(state)) state = withRebuiltContext(state, this.journal.loadTranscript(sessionId));
+    if (lacksContext(state)) state = withRebuiltContext(state, await this.journal.loadTranscript(sessionId));
+    if (this.closed) throw new AgentdError('stopped', 'the daemon is shutting down');
+    // Hydrated meanwhile by another path (create, recovery): that actor is the session's.
+    const raced = this.sessions.get(sessionId);
+    if (raced) return raced;
     const { session } = this.hydrate(state, stored.headSequence);
     this.scheduleEviction(session);
     return session;
@@ -321,13 +338,13 @@ export class SessionHost implements SessionHostApi {
    */
   async delete(sessionId: string, options: { force?: boolean } = {}): Promise<string[]> {
     if (this.closed) throw new AgentdError('stopped', 'the daemon is shutting down');
-    if (!this.sessions.has(sessionId) && !this.journal.loadSession(sessionId)) {
+    if (!this.sessions.has(sessionId) && !(await this.journal.loadSession(sessionId))) {
       throw new AgentdError('unknown_session', `no session ${sessionId}`);
     }
-    await settleTurns(sessionId, residentTree(sessionId, this.sessions, this.journal), options.force ?? false);
-    // Nothing is awaited from here on: no turn can start between the stop and the delete.
-    for (const session of residentTree(sessionId, this.sessions, this.journal)) this.drop(session);
-    const deleted = this.journal.deleteSessions(sessionId);
+    await settleTurns(sessionId, await residentTree(sessionId, this.sessions, this.journal), options.force ?? false);
+    // A session hydrated again while the delete is in flight is dropped once it is done.
+    for (const session of await residentTree(sessionId, this.sessions, this.journal)) this.drop(session);
+    const deleted = await this.journal.deleteSessions(sessionId);
     if (deleted.length === 0) throw new AgentdError('unknown_session', `no session ${sessionId}`);
     for (const id of deleted) {
       const live = this.sessions.get(id);
@@ -359,11 +376,11 @@ export class SessionHost implements SessionHostApi {
     session.stop();
   }
 
-  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[] {
+  async readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]> {
     return this.journal.readAfter(sessionId, after, limit);
   }
 
-  readBefore(sessionId: string, before: number, limit: number): CommittedBatch[] {
+  async readBefore(sessionId: string, before: number, limit: number): Promise<CommittedBatch[]> {
     return this.journal.readBefore(sessionId, before, limit);
   }
 
@@ -402,8 +419,8 @@ export class SessionHost implements SessionHostApi {
     // Every session's last write, and anything else the writer holds, is committed before the journal closes.
     await Promise.all(last);
     await this.writer.close();
-    this.options.ownership?.leaving();
-    this.journal.close();
+    await this.options.ownership?.leaving();
+    await this.journal.close();
     // Stopping sent TERM to running tool processes; make sure none outlives the daemon.
     await Promise.all([this.toolset.close(), this.mcp.close()]);
   }
@@ -455,17 +472,15 @@ export class SessionHost implements SessionHostApi {
   /** Hydrate a session whose actor crashed, so its open turn is failed and committed now. */
   private reopenAfterFault(sessionId: string): void {
     if (this.closed || this.sessions.has(sessionId)) return;
-    try {
-      this.open(sessionId);
-    } catch (err) {
-      this.options.logger?.error({ err, session_id: sessionId }, 'could not reopen the session after its fault');
-    }
+    this.open(sessionId).catch((err: unknown) =>
+      this.options.logger?.error({ err, session_id: sessionId }, 'could not reopen the session after its fault'),
+    );
   }
 
   /** Another session as resume_session shows it: its descriptor's summary, if its checkpoint names it. */
-  private lookup(sessionId: string): OtherSession | null {
+  private async lookup(sessionId: string): Promise<OtherSession | null> {
     const live = this.sessions.get(sessionId);
-    return otherSession(sessionId, live, live ? null : this.journal.loadSession(sessionId));
+    return otherSession(sessionId, live, live ? null : await this.journal.loadSession(sessionId));
   }
 
   /** Activity on a session pushes its eviction back (a timer refresh: this runs per commit). */

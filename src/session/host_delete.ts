@@ -14,10 +14,10 @@ const INTERRUPT_WAIT_MS = 10_000;
 const MAX_DEPTH = 64;
 
 /** The parent of a session, from its resident state or its stored checkpoint. */
-function parentOf(id: string, sessions: ReadonlyMap<string, Session>, journal: SessionJournal): string | null {
+async function parentOf(id: string, sessions: ReadonlyMap<string, Session>, journal: SessionJournal): Promise<string | null> {
   const live = sessions.get(id);
   if (live) return live.state.parent?.session_id ?? null;
-  const stored = journal.loadSession(id);
+  const stored = await journal.loadSession(id);
   if (!stored) return null;
   try {
     return (JSON.parse(stored.checkpoint) as { parent?: { session_id?: string } }).parent?.session_id ?? null;
@@ -27,16 +27,16 @@ function parentOf(id: string, sessions: ReadonlyMap<string, Session>, journal: S
 }
 
 /** Resident sessions that are `rootId` or descend from it. */
-export function residentTree(rootId: string, sessions: ReadonlyMap<string, Session>, journal: SessionJournal): Session[] {
+export async function residentTree(rootId: string, sessions: ReadonlyMap<string, Session>, journal: SessionJournal): Promise<Session[]> {
   const found: Session[] = [];
-  for (const session of sessions.values()) {
+  for (const session of [...sessions.values()]) {
     let id: string | null = session.id;
     for (let depth = 0; id !== null && depth <= MAX_DEPTH; depth++) {
       if (id === rootId) {
         found.push(session);
         break;
       }
-      id = parentOf(id, sessions, journal);
+      id = await parentOf(id, sessions, journal);
     }
   }
   return found;

@@ -11,16 +11,16 @@ import type { Session } from './session.js';
 import { parseCheckpoint, sessionStatus, toDescriptor, type SessionState } from './state.js';
 
 /** One page of descriptors: a resident session's live one, else its checkpoint's (an unreadable one is left out and reported). */
-export function listPage(
+export async function listPage(
   journal: SessionJournal,
   resident: (sessionId: string) => Session | undefined,
   options: ListOptions,
   unreadable: (sessionId: string, err: unknown) => void,
-): { sessions: SessionDescriptor[]; next_before: string | null } {
+): Promise<{ sessions: SessionDescriptor[]; next_before: string | null }> {
   const sessions: SessionDescriptor[] = [];
   let before = options.before;
   for (;;) {
-    const rows = journal.listSessions(options.limit + 1, before);
+    const rows = await journal.listSessions(options.limit + 1, before);
     const page = rows.slice(0, options.limit);
     for (const row of page) {
       const live = resident(row.sessionId);

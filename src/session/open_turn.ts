@@ -3,10 +3,14 @@ import { isTurnEnd } from '../../protocol/index.js';
 import type { SessionJournal } from '../journal/journal.js';
 
 /** The last turn_started without a terminal event after it, scanning the journal backwards. */
-export function findOpenTurn(journal: SessionJournal, sessionId: string, head: number): { turn_id: string; submission_id: string | null } | null {
+export async function findOpenTurn(
+  journal: SessionJournal,
+  sessionId: string,
+  head: number,
+): Promise<{ turn_id: string; submission_id: string | null } | null> {
   const ended = new Set<string>();
   for (let before = head + 1; before > 1; ) {
-    const page = journal.readBefore(sessionId, before, 256);
+    const page = await journal.readBefore(sessionId, before, 256);
     if (page.length === 0) break;
     for (let i = page.length - 1; i >= 0; i--) {
       const events = page[i]!.events;

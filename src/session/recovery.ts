@@ -47,11 +47,11 @@ export function isDirectory(path: string): boolean {
  * record it. The record goes through the node's shared writer like every other write.
  */
 export async function recordRecoveryFailure(journal: SessionJournal, writer: SharedWriter, sessionId: string, error: Error): Promise<void> {
-  const stored = journal.loadSession(sessionId);
+  const stored = await journal.loadSession(sessionId);
   if (!stored) return;
   const now = Date.now();
   const entries: string[] = [];
-  const open = findOpenTurn(journal, sessionId, stored.headSequence);
+  const open = await findOpenTurn(journal, sessionId, stored.headSequence);
   if (open) {
     const failed = { code: 'recovery_failed' as const, message: `the turn could not be recovered: ${error.message}` };
     entries.push(eventEntry({ type: 'turn_failed', error: failed }, open.submission_id, open.turn_id, now));

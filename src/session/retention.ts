@@ -22,11 +22,11 @@ export interface RetentionOptions {
 }
 
 /** Ids of root sessions whose last activity is older than `cutoff`, read page by page. */
-export function expiredSessions(journal: SessionJournal, cutoff: number): string[] {
+export async function expiredSessions(journal: SessionJournal, cutoff: number): Promise<string[]> {
   const expired: string[] = [];
   let before: string | undefined;
   for (;;) {
-    const page = journal.listSessions(PAGE, before);
+    const page = await journal.listSessions(PAGE, before);
     for (const stored of page) {
       let state: { updated_at?: unknown; parent?: unknown };
       try {
@@ -51,7 +51,7 @@ export function startRetention(options: RetentionOptions): () => void {
     try {
       const cutoff = (options.now ?? Date.now)() - options.days * DAY_MS;
       let deleted = 0;
-      for (const id of expiredSessions(options.journal, cutoff)) {
+      for (const id of await expiredSessions(options.journal, cutoff)) {
         try {
           deleted += (await options.remove(id)).length;
         } catch (err) {

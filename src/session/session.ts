@@ -59,7 +59,7 @@ export interface SessionHostHooks {
   /** The approval a subagent of this session waits for (its parent descriptor's `pending_child_approval`). */
   childApproval?(state: SessionState): PendingChildApproval | null;
   /** Another session's summary for resume_session; null if none or invalid. */
-  lookupSession(sessionId: string): OtherSession | null;
+  lookupSession(sessionId: string): OtherSession | null | Promise<OtherSession | null>;
   /** The session stopped itself (journal failures, an actor crash); `hydratedAfter`: the fault it was hydrated with, if any. */
   onFault?(session: Session, cause: FaultCause, hydratedAfter: FaultCause | null): void;
   /** Cluster mode: a commit found this node's lease gone; the session stopped at once. */
@@ -78,6 +78,7 @@ export class Session implements SessionHandle {
   private readonly actor: Actor<typeof sessionMachine>;
   private readonly inbox: Inbox;
   private readonly recorder: Recorder;
+  private readonly transcript: Transcript;
   private readonly ports: SessionPortsOf;
   /** Batch subscribers and stop listeners, made on the first subscription (most resident sessions have none). */
   private listeners: Set<(batch: CommittedBatch) => void> | null = null;
@@ -96,9 +97,12 @@ export class Session implements SessionHandle {
   constructor(private readonly options: SessionOptions) {
     const { journal, state } = options;
     this.id = state.session_id;
-    const transcript = new Transcript(state.transcript_length, () =>
-      journal.loadTranscript(this.id).map((t) => JSON.parse(t) as TranscriptItem),
-    );
+    const transcript = new Transcript(state.transcript_length, () => {
+      const rows = journal.loadTranscript(this.id);
+      const parse = (items: string[]) => items.map((t) => JSON.parse(t) as TranscriptItem);
+      return rows instanceof Promise ? rows.then(parse) : parse(rows);
+    });
+    this.transcript = transcript;
     this.inbox = new Inbox(options.inboxCapacity, state.last_ingress_seq);
     this.recorder = new Recorder({
       writer: options.writer,
@@ -180,6 +184,24 @@ export class Session implements SessionHandle {
    * is committed — true — or failed; the pump looks at submissions only after that.
    */
   start(): Promise<boolean> {
+    // Recovery may need the transcript at once: with a journal answering promises, load it first.
+    const loading = this.options.state.turn !== null || this.options.state.queue.length > 0 ? this.transcript.ready() : null;
+    if (loading) {
+      this.pumping = true;
+      return loading.then(
+        () => this.startNow(),
+        (err: unknown) => {
+          this.pumping = false;
+          this.crashed(err);
+          return false;
+        },
+      );
+    }
+    return this.startNow();
+  }
+
+  private startNow(): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
     if (this.options.created) this.recorder.record(this.options.created.change);
     this.actor.start();
     if (this.stopped) return Promise.resolve(false);
@@ -331,10 +353,13 @@ export class Session implements SessionHandle {
   /** What the actor needs to know about this submission, looked up here (not in a guard). */
   private async facts(item: InboxItem): Promise<SubmissionFacts> {
     const { id, op } = item.submission;
+    // A journal that answers promises (PostgreSQL): the transcript is loaded before the actor may need it.
+    const loading = this.transcript.ready();
+    if (loading) await loading;
     return {
       alreadyAdmitted: op.type === 'message' && (await this.options.journal.isAdmitted(this.id, id)),
       headSequence: this.recorder.headSequence,
-      other: op.type === 'resume_session' ? this.options.host.lookupSession(op.session_id) : null,
+      other: op.type === 'resume_session' ? await this.options.host.lookupSession(op.session_id) : null,
       tools: op.type === 'capability_command' && op.capability === 'session' && op.command === 'tools' ? this.ports.toolbox().listing() : null,
     };
   }

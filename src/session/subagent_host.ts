@@ -19,12 +19,14 @@ export interface SubagentHostAccess {
   /** Create a child session with this id (the parent fields and depth in its checkpoint). */
   createChild(config: CreateSessionConfig, child: { id: string; parent: { session_id: string; call_id: string }; depth: number }): Promise<SessionDescriptor>;
   /** A hydrated session, or null. */
-  open(sessionId: string): Session | null;
+  open(sessionId: string): Promise<Session | null>;
+  /** The session's actor if it is resident now (no hydration). */
+  resident(sessionId: string): Session | undefined;
   /** Children of this session that exist now (read once per parent per process). */
   childCount(parentSessionId: string): number;
   /** Whether a session with this id exists in the journal. */
-  exists(sessionId: string): boolean;
-  readAfter(sessionId: string, after: number, limit: number): CommittedBatch[];
+  exists(sessionId: string): Promise<boolean>;
+  readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]>;
   /** The daemon is shutting down: a parent's call stops without ending its child's turn (both recover). */
   closing(): boolean;
 }
@@ -104,7 +106,7 @@ export class HostSubagents implements SubagentPort {
   async start(parent: SubagentParent, request: SubagentRequest): Promise<SubagentStart> {
     const { child_session_id, submission_id } = childIds(parent.session_id, parent.turn_id, parent.call_id);
     try {
-      if (!this.host.exists(child_session_id)) {
+      if (!(await this.host.exists(child_session_id))) {
         const refused = this.admitChild(parent);
         if (refused) return { ok: false, message: refused };
         await this.host.createChild(
@@ -118,7 +120,7 @@ export class HostSubagents implements SubagentPort {
           { id: child_session_id, parent: { session_id: parent.session_id, call_id: parent.call_id }, depth: parent.depth + 1 },
         );
       }
-      const child = this.host.open(child_session_id);
+      const child = await this.host.open(child_session_id);
       if (!child) return { ok: false, message: `the child session ${child_session_id} could not be opened` };
       const queued = child.submit({ id: submission_id, op: { type: 'message', text: request.task } });
       if (!queued.ok) return { ok: false, message: `the child session refused the task: ${queued.message}` };
@@ -144,24 +146,26 @@ export class HostSubagents implements SubagentPort {
       };
       const onAbort = () => {
         const turnId = watch.activeTurn;
-        try {
-          // The parent's turn was interrupted (or failed): so is the child's. A shutdown
-          // stops the parent too, but leaves both turns open for recovery.
-          const child = turnId && !this.host.closing() ? this.host.open(childId) : null;
-          child?.submit({ id: `delegate_interrupt_${++this.interrupts}_${Date.now()}`, op: { type: 'interrupt', turn_id: turnId! } });
-        } catch {
-          /* the child cannot be opened (shutting down): recovery handles it */
+        // The parent's turn was interrupted (or failed): so is the child's. A shutdown
+        // stops the parent too, but leaves both turns open for recovery.
+        if (turnId && !this.host.closing()) {
+          const id = `delegate_interrupt_${++this.interrupts}_${Date.now()}`;
+          this.host.open(childId).then(
+            (child) => child?.submit({ id, op: { type: 'interrupt', turn_id: turnId } }),
+            () => undefined, // the child cannot be opened (shutting down): recovery handles it
+          );
         }
         finish(null);
       };
-      const follow = () => {
+      const follow = async (): Promise<void> => {
         if (done) return;
         let child: Session | null;
         try {
-          child = this.host.open(childId);
+          child = await this.host.open(childId);
         } catch (err) {
           return finish({ status: 'failed', text: `the child session ${childId} cannot be opened: ${(err as Error).message}` });
         }
+        if (done) return;
         if (!child) return finish({ status: 'failed', text: `the child session ${childId} no longer exists` });
         // Subscribe first, then read what is committed up to now: no batch is missed.
         let readUpTo = 0;
@@ -179,9 +183,9 @@ export class HostSubagents implements SubagentPort {
         unStopped = child.onStopped(() => {
           unsubscribe?.();
           unStopped?.();
-          setTimeout(follow, 100).unref();
+          setTimeout(() => void follow().catch(followFailed), 100).unref();
         });
-        for (let page = this.host.readAfter(childId, readUpTo, PAGE); page.length > 0; page = this.host.readAfter(childId, readUpTo, PAGE)) {
+        for (let page = await this.host.readAfter(childId, readUpTo, PAGE); page.length > 0; page = await this.host.readAfter(childId, readUpTo, PAGE)) {
           for (const batch of page) {
             readUpTo = batch.sequence;
             watch.see(batch.events);
@@ -196,8 +200,14 @@ export class HostSubagents implements SubagentPort {
         if (watch.outcome) finish(watch.outcome);
       };
       if (signal.aborted) return finish(null);
+      // The journal could not be read (unreachable): try again shortly, as after a child's stop.
+      const followFailed = (): void => {
+        unsubscribe?.();
+        unStopped?.();
+        if (!done) setTimeout(() => void follow().catch(followFailed), 1000).unref();
+      };
       signal.addEventListener('abort', onAbort, { once: true });
-      follow();
+      void follow().catch(followFailed);
     });
   }
 
@@ -205,12 +215,8 @@ export class HostSubagents implements SubagentPort {
   childApproval(state: SessionState): PendingChildApproval | null {
     const childId = state.turn?.calls[0]?.child_session_id;
     if (!childId) return null;
-    let child: Session | null;
-    try {
-      child = this.host.open(childId);
-    } catch {
-      return null; // shutting down, or an unreadable child: nothing to show
-    }
+    // A child whose turn the parent waits for is resident (followed); any other shows nothing.
+    const child = this.host.resident(childId);
     if (!child) return null;
     const descriptor = child.descriptor();
     if (descriptor.pending_approval) return { child_session_id: childId, request: descriptor.pending_approval };

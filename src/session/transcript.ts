@@ -2,7 +2,9 @@
  * The Transcript: the model context of a session, append-only (compaction appends a
  * marker; the model's view is built by context.ts). Items up to
  * `committedLength` are in the journal; items after it belong to the next batch and are
- * dropped again if that batch fails to commit. Loaded lazily from the journal on first use.
+ * dropped again if that batch fails to commit. Loaded lazily from the journal on first use:
+ * at once from a journal that answers in-process (SQLite); from one that answers promises
+ * (PostgreSQL) the session awaits `ready()` before its actor may need the items.
  */
 import type { ContextItem } from '../model/types.js';
 import { lastMarker, modelContext, type TranscriptItem } from './context.js';
@@ -17,8 +19,29 @@ export class Transcript {
   constructor(
     /** Items already in the journal. */
     private committed: number,
-    private readonly load: () => TranscriptItem[],
+    private readonly load: () => TranscriptItem[] | Promise<TranscriptItem[]>,
   ) {}
+
+  /** Null when the items are loaded (or load at once); else the promise of their loading. */
+  ready(): Promise<void> | null {
+    if (this.items) return null;
+    const loaded = this.load();
+    if (!(loaded instanceof Promise)) {
+      this.loaded(loaded);
+      return null;
+    }
+    return loaded.then((items) => {
+      if (!this.items) this.loaded(items);
+    });
+  }
+
+  private loaded(items: TranscriptItem[]): void {
+    if (items.length !== this.committed) {
+      throw new Error(`transcript has ${items.length} items, checkpoint says ${this.committed}`);
+    }
+    this.items = items;
+    this.marker = lastMarker(items);
+  }
 
   get committedLength(): number {
     return this.committed;
@@ -27,13 +50,10 @@ export class Transcript {
   all(): readonly TranscriptItem[] {
     if (!this.items) {
       const items = this.load();
-      if (items.length !== this.committed) {
-        throw new Error(`transcript has ${items.length} items, checkpoint says ${this.committed}`);
-      }
-      this.items = items;
-      this.marker = lastMarker(items);
+      if (items instanceof Promise) throw new Error('the transcript is not loaded yet (await ready() first)');
+      this.loaded(items);
     }
-    return this.items;
+    return this.items!;
   }
 
   get length(): number {

@@ -17,19 +17,19 @@ export interface Harness {
   dir: string;
   host: SessionHost;
   close(): Promise<void>;
-  reopen(extra?: Partial<SessionHostOptions>): SessionHost;
+  reopen(extra?: Partial<SessionHostOptions>): Promise<SessionHost>;
 }
 
-export function openHost(config: unknown = {}, extra: Partial<SessionHostOptions> = {}, dir = tempDir()): Harness {
+export async function openHost(config: unknown = {}, extra: Partial<SessionHostOptions> = {}, dir = tempDir()): Promise<Harness> {
   const parsed = parseConfig(config);
   const h: Harness = {
     dir,
-    host: SessionHost.open({ dataDir: dir, config: parsed, ...extra }),
+    host: await SessionHost.open({ dataDir: dir, config: parsed, ...extra }),
     async close() {
       await h.host.close();
     },
-    reopen(more = {}) {
-      h.host = SessionHost.open({ dataDir: dir, config: parsed, ...extra, ...more });
+    async reopen(more = {}) {
+      h.host = await SessionHost.open({ dataDir: dir, config: parsed, ...extra, ...more });
       return h.host;
     },
   };
@@ -37,8 +37,8 @@ export function openHost(config: unknown = {}, extra: Partial<SessionHostOptions
 }
 
 /** openHost for one test: closed and its data dir removed when the test finishes. */
-export function openTestHost(config: unknown = {}, extra: Partial<SessionHostOptions> = {}): Harness {
-  const h = openHost(config, extra);
+export async function openTestHost(config: unknown = {}, extra: Partial<SessionHostOptions> = {}): Promise<Harness> {
+  const h = await openHost(config, extra);
   onTestFinished(async () => {
     await h.close().catch(() => {});
     cleanup(h.dir);
