@@ -143,6 +143,8 @@ describe('overrides and route fallback', () => {
     const attached = await second.c.attach(s, { after_sequence: 0 });
     expect(attached.session.model).toMatchObject({ route: 'scripted', context_window: null });
     await second.c.waitForSequence(s, attached.head_sequence as number);
+    // The fallback's events commit with the hydration's first write, which may follow the attach.
+    await second.c.waitForEvent(s, (m) => m.type === 'model_changed' && m.route === 'scripted');
     const events = second.c.events(s);
     expect(events.filter((m) => m.type === 'model_changed').at(-1)).toMatchObject({ route: 'scripted', model: 'scripted' });
     expect(events.some((m) => m.type === 'warning' && m.message.includes('"gone" is no longer configured'))).toBe(true);

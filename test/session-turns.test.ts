@@ -173,7 +173,7 @@ describe('inbox', () => {
     await w.next('turn_complete');
     await h!.close();
     const host = await h!.reopen();
-    expect(host.open(id)!.submit(msg('y'))).toEqual({ ok: true, ingress_seq: 3 });
+    expect((await host.open(id))!.submit(msg('y'))).toEqual({ ok: true, ingress_seq: 3 });
   });
 
   test('a stopped session answers stopped', async () => {
