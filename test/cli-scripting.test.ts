@@ -42,7 +42,8 @@ function background(args: string[], cwd = ROOT): { proc: ChildProcess; out: () =
 }
 
 async function newSession(config: Record<string, unknown> = {}): Promise<string> {
-  return (await client.createSession(config)).session_id as string;
+  // In the repository root (a session without a cwd would run in the home directory).
+  return (await client.createSession({ cwd: ROOT, ...config })).session_id as string;
 }
 
 describe('agentd new', () => {

@@ -23,6 +23,11 @@ export class ClusterHost implements SessionHostApi {
     return this.host.list(options);
   }
 
+  /** A resident session this node holds the lease on (no journal read), else undefined. */
+  ready(sessionId: string): SessionHandle | undefined {
+    return this.node.journal.holds(sessionId) ? this.host.ready(sessionId) : undefined;
+  }
+
   async open(sessionId: string): Promise<SessionHandle | null> {
     const { journal } = this.node;
     const local = this.host.resident(sessionId);

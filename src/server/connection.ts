@@ -239,7 +239,7 @@ export class ClientConnection implements Outlet {
 
   // ---------- reading ----------
 
-  private onFrame(frame: ReceivedFrame): void {
+  private onFrame(frame: ReceivedFrame): Promise<void> | undefined {
     if (this.state === 'closing') return;
     if (frame.kind === 'invalid_utf8') {
       const code = this.state === 'hello' ? 'protocol' : 'invalid_frame';
@@ -255,10 +255,11 @@ export class ClientConnection implements Outlet {
       this.sendError('invalid_frame', 'binary frames are not supported; send JSON text frames');
       return;
     }
-    this.onRequest(frame.text);
+    return this.onRequest(frame.text);
   }
 
-  private onRequest(text: string): void {
+  /** Answers the request; a Promise while its handler awaits (Inbound holds the next frames meanwhile). */
+  private onRequest(text: string): Promise<void> | undefined {
     const parsed = parseClientFrame(text);
     if (!parsed.ok) {
       const { code, message, req_id, submission_id } = parsed.error;
@@ -276,11 +277,16 @@ export class ClientConnection implements Outlet {
     }
     // A handler that awaits the journal holds the frames after it (answers stay in request order).
     const done = this.handling ? this.handling.then(() => this.handle(frame, ctx)) : this.handle(frame, ctx);
-    if (!done) return;
+    if (!done) return undefined;
     this.handling = done;
     void done.then(() => {
       if (this.handling === done) this.handling = null;
     });
+    // Reads and the other requests hold the socket until answered (their answers can be
+    // megabytes: a client that does not read is bounded by the outbox). Submissions keep
+    // arriving as a burst, so a session's inbox sees them as sent (docs/protocol.md "busy");
+    // each is small and answered by a small frame.
+    return frame.type === 'submit' ? undefined : done;
   }
 
   /** The frame's handler; a Promise while it awaits (the journal), settled with its answer sent. */

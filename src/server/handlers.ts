@@ -14,7 +14,7 @@ import {
   type Submit,
 } from '../../protocol/index.js';
 import { AgentdError } from '../errors.js';
-import type { SubmitAnswer } from '../session/api.js';
+import type { SessionHandle, SubmitAnswer } from '../session/api.js';
 import type { ClientConnection } from './connection.js';
 import { modelsAnswer } from './models.js';
 import { historyPage, readHistory, sessionsPage } from './pages.js';
@@ -163,11 +163,18 @@ async function history(conn: ClientConnection, frame: History): Promise<void> {
   conn.write(page.text);
 }
 
-async function submit(conn: ClientConnection, frame: Submit): Promise<void> {
+function submit(conn: ClientConnection, frame: Submit): void | Promise<void> {
+  // A resident session takes the submission at once (a burst reaches its inbox as sent).
+  const ready = conn.host.ready?.(frame.session_id);
+  if (ready) return submitTo(conn, frame, ready);
+  return conn.host.open(frame.session_id).then((handle) =>
+    handle ? submitTo(conn, frame, handle) : unknownSession(conn, frame.session_id, { submission_id: frame.submission.id }),
+  );
+}
+
+function submitTo(conn: ClientConnection, frame: Submit, handle: SessionHandle): void {
   const sessionId = frame.session_id;
   const submissionId = frame.submission.id;
-  const handle = await conn.host.open(sessionId);
-  if (!handle) return unknownSession(conn, sessionId, { submission_id: submissionId });
 
   // `admitted` must follow `queued` even if the session answers synchronously.
   let queuedSent = false;

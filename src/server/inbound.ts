@@ -27,7 +27,8 @@ export interface InboundOptions {
   /** Most bytes accepted on the socket before `authenticated()` is called. */
   preAuthMaxBytes: number;
   /** Handles one frame (called in arrival order, only while the outbox has room). */
-  onFrame: (frame: ReceivedFrame) => void;
+  /** Handles one frame; a Promise while it awaits (the next frame waits for it). */
+  onFrame: (frame: ReceivedFrame) => void | Promise<void>;
   /** More than preAuthMaxBytes arrived before authentication. */
   onPreAuthOverflow: (bytes: number) => void;
 }
@@ -50,6 +51,8 @@ export class Inbound {
   private readonly queue: ReceivedFrame[] = [];
   private paused = false;
   private stopped = false;
+  /** A handler of this connection is awaiting (the journal): later frames wait. */
+  private busy = false;
   private preAuthBytes = 0;
   private readonly countPreAuth = (chunk: Buffer): void => {
     this.preAuthBytes += chunk.length;
@@ -93,31 +96,47 @@ export class Inbound {
 
   private onMessage(frame: ReceivedFrame): void {
     if (this.stopped) return;
-    if (this.queue.length > 0 || this.outbox.isFull) {
+    if (this.queue.length > 0 || this.outbox.isFull || this.busy) {
       this.queue.push(frame);
       this.hold();
       return;
     }
-    this.options.onFrame(frame);
+    this.run(frame);
   }
 
-  /** Stop reading the socket until the outbox drains. */
+  /**
+   * Hand one frame over. A handler that awaits (the journal) keeps the connection busy: the
+   * frames after it wait here, the socket paused, so a client that sends requests without
+   * reading their answers is held by the same bound as one whose answers fill the outbox.
+   */
+  private run(frame: ReceivedFrame): void {
+    const pending = this.options.onFrame(frame);
+    if (!(pending instanceof Promise)) return;
+    this.busy = true;
+    void pending.finally(() => {
+      this.busy = false;
+      this.release();
+    });
+  }
+
+  /** Stop reading the socket until the outbox drains (or the busy handler settles). */
   private hold(): void {
     if (!this.paused) {
       this.paused = true;
       this.ws.pause();
     }
-    this.outbox.whenDrained(this, () => this.release());
+    if (this.outbox.isFull) this.outbox.whenDrained(this, () => this.release());
   }
 
-  /** The outbox drained: handle queued frames while it has room, then read again. */
+  /** The outbox drained or a handler settled: handle queued frames while there is room, then read again. */
   private release(): void {
     while (!this.stopped && this.queue.length > 0) {
+      if (this.busy) return;
       if (this.outbox.isFull) {
         this.hold();
         return;
       }
-      this.options.onFrame(this.queue.shift()!);
+      this.run(this.queue.shift()!);
     }
     if (this.stopped || !this.paused) return;
     this.paused = false;

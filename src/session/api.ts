@@ -66,6 +66,12 @@ export interface SessionHostApi {
   list(options: ListOptions): Promise<{ sessions: SessionDescriptor[]; next_before: string | null }>;
   /** Hydrates the session if needed; null when no such session exists. */
   open(sessionId: string): Promise<SessionHandle | null>;
+  /**
+   * The session when it runs here now and needs no journal read to be used (what `open`
+   * would answer at once); undefined otherwise. Lets a burst of submissions reach its inbox
+   * as sent, without a turn of the event loop between them.
+   */
+  ready?(sessionId: string): SessionHandle | undefined;
   /** Batches with sequence > after, ascending, at most `limit`. */
   readAfter(sessionId: string, after: number, limit: number): Promise<CommittedBatch[]>;
   /** The last `limit` batches with sequence < before, ascending. */

@@ -181,6 +181,14 @@ export class SessionHost implements SessionHostApi {
     }
   }
 
+  /** `open` without the journal: the resident session, touched (its idle eviction restarts). */
+  ready(sessionId: string): Session | undefined {
+    if (this.closed) return undefined;
+    const live = this.sessions.get(sessionId);
+    if (live) this.touch(live);
+    return live;
+  }
+
   /** The session's actor if it runs here now (no hydration). */
   resident(sessionId: string): Session | undefined {
     return this.sessions.get(sessionId);
