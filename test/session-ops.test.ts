@@ -11,7 +11,7 @@ const CONFIG = {
 };
 
 let h: Harness;
-beforeEach(() => {
+beforeEach(async () => {
   h = await openHost(CONFIG);
 });
 afterEach(async () => {
